@@ -1,0 +1,41 @@
+"""jaxmbs: constrained multibody dynamics in redundant coordinates, in pure JAX.
+
+Build a mechanism with `Model`, then assemble, analyse and simulate it with pure
+functions that compose with `jax.jit`, `jax.vmap` and `jax.grad`.
+"""
+from . import profiles, status
+from .analysis import (
+    AssemblyResult,
+    InverseDynamics,
+    Kinematics,
+    assemble,
+    constraint_report,
+    dof,
+    energy,
+    inverse_dynamics,
+    kinematics,
+    reactions,
+)
+from .dynamics import Accelerations, accelerations
+from .equations import constraint_terms, generalized_forces, mass_matrix
+from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
+from .mechanism import Mechanism, Params, State
+from .model import Built, Model
+from .profiles import constant, constant_velocity, polynomial, sinusoid
+from .saddle import DenseLU, SchurCholesky
+from .simulate import Trajectory, simulate, simulate_batch
+from .stabilize import Baumgarte, NoStabilization, Projection, project
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Model", "Built", "Mechanism", "Params", "State",
+    "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
+    "constraint_report", "accelerations", "simulate", "simulate_batch", "Trajectory",
+    "constraint_terms", "mass_matrix", "generalized_forces",
+    "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5",
+    "Baumgarte", "Projection", "NoStabilization", "project",
+    "SchurCholesky", "DenseLU",
+    "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status",
+    "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
+]

@@ -1,0 +1,279 @@
+"""Assembly, kinematic analysis, inverse dynamics, reactions, energy and DOF."""
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import status as st
+from .equations import constraint_rows, constraint_terms, energy_terms, mass_matrix
+from .saddle import SchurCholesky
+from .simulate import _is_tracer
+from .planar.geometry import cross, rotate
+from .dynamics import accelerations
+
+__all__ = ["AssemblyResult", "assemble", "constraint_report", "dof", "kinematics", "Kinematics",
+           "inverse_dynamics", "InverseDynamics", "reactions", "energy"]
+
+
+class AssemblyResult(NamedTuple):
+    """q (n,), v (n,) consistent state; residual = max|Phi|; velocity_residual =
+    max|Phi_q v + Phi_t|; rank of Phi_q; status (0 or NEWTON_FAILED)."""
+
+    q: jax.Array
+    v: jax.Array
+    residual: jax.Array
+    velocity_residual: jax.Array
+    rank: jax.Array
+    status: jax.Array
+
+
+def _free_mask(mech, fixed):
+    mask = np.ones(mech.n_coords)
+    for f in fixed:
+        idx = mech.coordinate_index(f) if isinstance(f, str) else int(f)
+        mask[idx] = 0.0
+    return mask
+
+
+def _min_norm_step(J, r, mask, reg=1e-12):
+    """dx minimising |dx| subject to J dx = -r on the free (mask=1) coordinates; damped so
+    that redundant (rank-deficient) constraint sets still give a step."""
+    Jf = J * mask
+    A = Jf @ Jf.T
+    mu = reg * (jnp.trace(A) / max(A.shape[0], 1) + 1e-30)
+    y = jnp.linalg.solve(A + mu * jnp.eye(A.shape[0], dtype=A.dtype), r)
+    return -(Jf.T @ y)
+
+
+def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-10,
+             check=True) -> AssemblyResult:
+    """Newton's method on Phi(q, t) = 0 from the guess q, then consistent velocities.
+
+    Each Newton step is the least-norm correction of the free coordinates (damped, so
+    redundant constraints are tolerated). Velocities: the least-norm change of v (default 0)
+    that satisfies Phi_q v = -Phi_t.
+    fixed: coordinates kept at their guess values, by name ('crank.theta') or index, both
+        in q and in v (e.g. the input angle and speed of a mechanism).
+    tol: convergence tolerance on max|Phi| (m or rad), relative to 1 + max|q|.
+    check: when called with concrete values, raise ValueError naming the joints whose
+        constraints cannot be satisfied near the guess. Traced calls report via status.
+    """
+    n = mech.n_coords
+    q = jnp.asarray(q)
+    v = jnp.zeros_like(q) if v is None else jnp.asarray(v, q.dtype)
+    if q.shape != (n,):
+        raise ValueError(f"q must have shape ({n},), got {q.shape}")
+    mask = jnp.asarray(_free_mask(mech, fixed), q.dtype)
+    t = jnp.asarray(t, q.dtype)
+    res = _assemble(mech, params, q, v, t, mask, iterations, tol)
+    if check and not _is_tracer(params, q, v, t) and int(res.status) != 0:
+        terms = constraint_terms(mech, params, res.q, res.v, t)
+        phi = np.asarray(terms.phi)
+        names = mech.constraint_names()
+        worst = np.argsort(-np.abs(phi))[:4]
+        rep = constraint_report(mech, params, res.q, t)
+        extra = f"; redundant rows: {', '.join(rep['redundant'])}" if rep["redundant"] else ""
+        raise ValueError(
+            "assembly failed: the constraints have no solution near the guess "
+            f"(max|Phi| = {np.max(np.abs(phi)):.3g} after {iterations} Newton iterations; "
+            f"largest residuals: {', '.join(f'{names[i]} = {phi[i]:.3g}' for i in worst)}{extra}). "
+            "Check the joint geometry (link lengths must close the loop) or give a better guess."
+        )
+    return res
+
+
+def _assemble(mech, params, q, v, t, mask, iterations, tol):
+    return _assemble_jit(mech, params, q, v, t, mask, iterations=iterations, tol=tol)
+
+
+@partial(jax.jit, static_argnames=("iterations", "tol"))
+def _assemble_jit(mech, params, q, v, t, mask, *, iterations, tol):
+    m = mech.n_constraints
+    if m == 0:
+        z = jnp.zeros((), q.dtype)
+        return AssemblyResult(q, v, z, z, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+
+    def newton(qq, _):
+        terms = constraint_terms(mech, params, qq, v, t)
+        return qq + _min_norm_step(terms.jac, terms.phi, mask), None
+
+    q, _ = jax.lax.scan(newton, q, None, length=iterations)
+    terms = constraint_terms(mech, params, q, v, t)
+    v = v + _min_norm_step(terms.jac, terms.jac @ v + terms.phit, mask)
+    terms = constraint_terms(mech, params, q, v, t)
+    res = jnp.max(jnp.abs(terms.phi))
+    vres = jnp.max(jnp.abs(terms.jac @ v + terms.phit))
+    scale = 1.0 + jnp.max(jnp.abs(q))
+    ok = (res <= tol * scale) & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
+    rank = jnp.linalg.matrix_rank(terms.jac).astype(jnp.int32)
+    return AssemblyResult(q, v, res, vres, rank, jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32))
+
+
+def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
+    """Eager rank analysis of Phi_q at (q, t): {'rank', 'n_coords', 'n_constraints', 'dof',
+    'redundant': names of rows that depend linearly on earlier rows}."""
+    q = jnp.asarray(q)
+    J = np.asarray(constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.asarray(t, q.dtype)).jac)
+    names = mech.constraint_names()
+    m, n = J.shape
+    if m == 0:
+        return dict(rank=0, n_coords=n, n_constraints=0, dof=n, redundant=[])
+    scale = max(np.max(np.abs(J)), 1e-300)
+    tol = rtol * scale * max(m, n)
+    redundant, basis = [], np.zeros((0, n))
+    for i in range(m):
+        trial = np.vstack([basis, J[i]])
+        if np.linalg.matrix_rank(trial, tol=tol) > basis.shape[0]:
+            basis = trial
+        else:
+            redundant.append(names[i])
+    rank = basis.shape[0]
+    return dict(rank=rank, n_coords=n, n_constraints=m, dof=n - rank, redundant=redundant)
+
+
+def dof(mech, params, q, t=0.0) -> int:
+    """Degrees of freedom n - rank(Phi_q) at configuration q (eager)."""
+    return constraint_report(mech, params, q, t)["dof"]
+
+
+class Kinematics(NamedTuple):
+    """t (s,), q, v, a (s, n); residual (s,) max|Phi| after Newton; status () int32."""
+
+    t: jax.Array
+    q: jax.Array
+    v: jax.Array
+    a: jax.Array
+    residual: jax.Array
+    status: jax.Array
+
+
+def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinematics:
+    """Kinematic analysis of a fully driven mechanism (DOF = 0) over the time grid ts (s,).
+
+    At each time Newton solves Phi(q, t) = 0 (warm-started from the previous time,
+    extrapolated with its velocity), then Phi_q v = -Phi_t and Phi_q a = gamma.
+    """
+    n, m = mech.n_coords, mech.n_constraints
+    if m != n:
+        raise ValueError(
+            f"kinematic analysis needs as many constraint rows as coordinates (DOF = 0): this "
+            f"mechanism has {m} rows for {n} coordinates; add drivers for its "
+            f"{n - m} remaining degrees of freedom" if m < n else
+            f"kinematic analysis: {m} constraint rows for {n} coordinates; remove redundant rows")
+    ts = jnp.asarray(ts)
+    return _kinematics(mech, params, jnp.asarray(q_guess, ts.dtype), ts, iterations=iterations, tol=tol)
+
+
+@partial(jax.jit, static_argnames=("iterations", "tol"))
+def _kinematics(mech, params, q_guess, ts, *, iterations, tol):
+    zeros = jnp.zeros_like(q_guess)
+
+    def at_time(carry, t):
+        q, v_prev, t_prev = carry
+        q = q + v_prev * (t - t_prev)
+
+        def newton(qq, _):
+            terms = constraint_terms(mech, params, qq, zeros, t)
+            return qq - jnp.linalg.solve(terms.jac, terms.phi), None
+
+        q, _ = jax.lax.scan(newton, q, None, length=iterations)
+        terms = constraint_terms(mech, params, q, zeros, t)
+        v = jnp.linalg.solve(terms.jac, -terms.phit)
+        terms = constraint_terms(mech, params, q, v, t)
+        a = jnp.linalg.solve(terms.jac, terms.gamma)
+        res = jnp.max(jnp.abs(terms.phi))
+        return (q, v, t), (q, v, a, res)
+
+    # first time point: start from the guess with more iterations
+    _, (qs, vs, as_, res) = jax.lax.scan(at_time, (q_guess, zeros, ts[0]), ts)
+    scale = 1.0 + jnp.max(jnp.abs(qs))
+    ok = jnp.all(res <= tol * scale) & jnp.all(jnp.isfinite(qs))
+    return Kinematics(ts, qs, vs, as_, res, jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32))
+
+
+class InverseDynamics(NamedTuple):
+    """Kinematics plus lam (s, m) and the named reactions (dict name -> dict of (s, ...))."""
+
+    t: jax.Array
+    q: jax.Array
+    v: jax.Array
+    a: jax.Array
+    lam: jax.Array
+    reactions: dict
+    status: jax.Array
+
+
+def inverse_dynamics(mech, params, q_guess, ts, *, u=None, solver=SchurCholesky(),
+                     iterations=8, tol=1e-10) -> InverseDynamics:
+    """Inverse dynamics of a fully driven mechanism over ts: the multipliers that realise
+    the prescribed motion and, from them, every joint's reaction and every driver's effort
+    (see `reactions`). u: optional (n_controls,) control inputs held constant."""
+    kin = kinematics(mech, params, q_guess, ts, iterations=iterations, tol=tol)
+    return _inverse(mech, params, kin, u, solver)
+
+
+@partial(jax.jit, static_argnames=("solver",))
+def _inverse(mech, params, kin, u, solver):
+    def one(q, v, t):
+        acc = accelerations(mech, params, q, v, t, u, solver=solver)
+        return acc.lam, acc.status, acc.qdd
+
+    lam, sts, qdd = jax.vmap(one)(kin.q, kin.v, kin.t)
+    reac = jax.vmap(lambda q, l: reactions(mech, params, q, l))(kin.q, lam)
+    status = kin.status | jnp.bitwise_or.reduce(sts)
+    return InverseDynamics(kin.t, kin.q, kin.v, kin.a, lam, reac, status)
+
+
+def reactions(mech, params, q, lam) -> dict:
+    """Named joint reactions and driver efforts from the multipliers lam (m,) at q (n,).
+
+    For each joint/driver name: 'force' (2,) N, the constraint force that the joint
+    applies to its body_j (the second body given when it was added) in global axes;
+    'moment' () N m, the constraint moment on body_j about the joint's point on body_j
+    (about body_j's reference point for joints without a point); 'generalized' (3,) the
+    same force and moment about the reference point. The force on body_i is the opposite
+    (action = reaction; for distance joints the moment arms differ).
+    Drivers also get 'effort' () = -lam: the torque (N m) or force (N) the driver applies
+    to body_j in the direction of increasing f(t). User constraints report 'generalized'
+    (n,), the generalized constraint force -Phi_q^T lam on all coordinates.
+    """
+    q = jnp.asarray(q)
+    m = mech.n_constraints
+    cols = mech.frame_cols()
+    Gj_rows = jnp.zeros((m, 3), q.dtype)
+    for fam, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype)):
+        k, r = ph.shape
+        Gj_rows = Gj_rows.at[fam.row0: fam.row0 + k * r].set(Gj.reshape(k * r, 3))
+    out = {}
+    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
+    terms = None
+    for j in mech.joints:
+        rows = np.asarray(j.rows)
+        if j.kind == "constraint":
+            if terms is None:
+                terms = constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype))
+            out[j.name] = {"generalized": -(terms.jac[rows].T @ lam[rows])}
+            continue
+        gen = -(Gj_rows[rows].T @ lam[rows])
+        F, Mref = gen[:2], gen[2]
+        Mp = Mref
+        if j.point_ref:
+            fam, k = j.point_ref
+            s = params.joints[fam]["point_j"][k]
+            th = qe[cols[j.frame_j][2]]
+            Mp = Mref - cross(rotate(th, s), F)
+        d = {"force": F, "moment": Mp, "generalized": gen}
+        if j.driver:
+            d["effort"] = -lam[rows[-1]]
+        out[j.name] = d
+    return out
+
+
+def energy(mech, params, q, v, t=0.0) -> dict:
+    """{'kinetic', 'potential', 'total'} in J at (q, v): potential of gravity and springs."""
+    T, V = energy_terms(mech, params, jnp.asarray(q), jnp.asarray(v), t)
+    return {"kinetic": T, "potential": V, "total": T + V}

@@ -1,0 +1,247 @@
+"""The equations of motion of a whole mechanism: M, Q, Phi, Phi_q, Phi_t, gamma.
+
+This is the one place where body, joint and force families meet. Every family is
+evaluated with one vectorised expression over its instances and scattered into place;
+Python loops here run over *families* (a handful), never over instances.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import profiles
+from .mechanism import Mechanism, Params
+from .planar import forces as pf
+from .planar.geometry import perp, rotate
+from .planar.joints import FAMILIES
+
+__all__ = ["ConstraintTerms", "MassMatrix", "constraint_terms", "constraint_rows", "mass_matrix",
+           "generalized_forces", "energy_terms"]
+
+
+class ConstraintTerms(NamedTuple):
+    """phi (m,), jac = Phi_q (m, n), phit = Phi_t (m,), gamma (m,) with
+    Phi_q qdd = gamma the acceleration-level constraint (no stabilisation)."""
+
+    phi: jax.Array
+    jac: jax.Array
+    phit: jax.Array
+    gamma: jax.Array
+
+
+def _ext(x):
+    return jnp.concatenate([x, jnp.zeros((1,), x.dtype)])
+
+
+def _gather(xe, cols, frames):
+    return xe[cols[np.asarray(frames, dtype=np.int32)]]
+
+
+def constraint_rows(mech: Mechanism, params: Params, q, v, t):
+    """Per-family row blocks: list of (row0, frames_i, frames_j, phi, Gi, Gj, phit, gamma).
+
+    Shapes per family: phi/phit/gamma (k, r), Gi/Gj (k, r, 3).
+    """
+    cols = mech.frame_cols()
+    qe, ve = _ext(q), _ext(v)
+    out = []
+    for fam in mech.families:
+        ev, r, _, driven = FAMILIES[fam.kind]
+        p = params.joints[fam.kind]
+        Xi, Xj = _gather(qe, cols, fam.frames_i), _gather(qe, cols, fam.frames_j)
+        Vi, Vj = _gather(ve, cols, fam.frames_i), _gather(ve, cols, fam.frames_j)
+        g, Gi, Gj, quad = ev(p, Xi, Xj, Vi, Vj)
+        if driven:
+            f, fd, fdd = profiles.evaluate(p, t)
+            for k, fn in fam.user_profiles:
+                uf, ufd, ufdd = profiles.evaluate_user(fn, t)
+                f, fd, fdd = f.at[k].add(uf), fd.at[k].add(ufd), fdd.at[k].add(ufdd)
+            phi, phit, gamma = g - f[:, None], -fd[:, None], -quad + fdd[:, None]
+        else:
+            phi, phit, gamma = g, jnp.zeros_like(g), -quad
+        out.append((fam, phi, Gi, Gj, phit, gamma))
+    return out
+
+
+def _user_terms(mech, params, q, v, t):
+    phis, jacs, phits, gammas = [], [], [], []
+    for uc in mech.user_constraints:
+        extra = (params.user[uc.name],) if uc.with_params else ()
+        fn = lambda qq, tt, _f=uc.fn, _e=extra: jnp.atleast_1d(_f(qq, tt, *_e))
+        phi = fn(q, t)
+        jac = jax.jacfwd(fn, 0)(q, t)
+        phit = jax.jacfwd(fn, 1)(q, t)
+        phidot = lambda qq, tt: jax.jacfwd(fn, 0)(qq, tt) @ v + jax.jacfwd(fn, 1)(qq, tt)
+        _, gdot = jax.jvp(phidot, (q, t), (v, jnp.ones_like(t)))
+        phis.append(phi), jacs.append(jac), phits.append(phit), gammas.append(-gdot)
+    return phis, jacs, phits, gammas
+
+
+def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerms:
+    """Phi, Phi_q (dense, m x n), Phi_t and gamma of all constraint rows at (q, v, t)."""
+    n, m = mech.n_coords, mech.n_constraints
+    dtype = q.dtype
+    t = jnp.asarray(t, dtype)
+    cols = mech.frame_cols()
+    phi = jnp.zeros((m,), dtype)
+    phit = jnp.zeros((m,), dtype)
+    gamma = jnp.zeros((m,), dtype)
+    jac = jnp.zeros((m, n + 1), dtype)
+    for fam, ph, Gi, Gj, pt, ga in constraint_rows(mech, params, q, v, t):
+        k, r = ph.shape
+        rows = fam.row0 + np.arange(k * r).reshape(k, r)
+        phi = phi.at[rows].set(ph)
+        phit = phit.at[rows].set(pt)
+        gamma = gamma.at[rows].set(ga)
+        R = np.broadcast_to(rows[:, :, None], (k, r, 3))
+        for frames, G in ((fam.frames_i, Gi), (fam.frames_j, Gj)):
+            C = np.broadcast_to(cols[np.asarray(frames)][:, None, :], (k, r, 3))
+            jac = jac.at[R, C].add(G)
+    jac = jac[:, :n]
+    for uc, ph, jc, pt, ga in zip(mech.user_constraints, *_user_terms(mech, params, q, v, t)):
+        rows = np.arange(uc.row0, uc.row0 + uc.rows)
+        phi, phit, gamma = phi.at[rows].set(ph), phit.at[rows].set(pt), gamma.at[rows].set(ga)
+        jac = jac.at[rows].set(jc)
+    return ConstraintTerms(phi, jac, phit, gamma)
+
+
+class MassMatrix(NamedTuple):
+    """Block-diagonal mass matrix in reference-point coordinates.
+
+    Body b's 3x3 block is [[m I, m perp(c)], [m perp(c)^T, J + m |c|^2]] with c = A s_G the
+    global CG offset and J the inertia about the CG; a particle's block is m I.
+    """
+
+    m: jax.Array  # (nb,)
+    J: jax.Array  # (nb,) about the CG
+    c: jax.Array  # (nb, 2) global CG offset A s_G
+    mp: jax.Array  # (np,)
+
+    def _split(self, X):
+        nb = self.m.shape[0]
+        Xb = X[: 3 * nb].reshape((nb, 3) + X.shape[1:])
+        Xp = X[3 * nb:].reshape((-1, 2) + X.shape[1:])
+        return Xb, Xp
+
+    def _join(self, Xb, Xp):
+        tail = Xb.shape[2:]
+        return jnp.concatenate([Xb.reshape((-1,) + tail), Xp.reshape((-1,) + tail)])
+
+    def _bc(self, a, X):
+        return a.reshape(a.shape + (1,) * (X.ndim - a.ndim))
+
+    def apply(self, X):
+        """M @ X for X (n,) or (n, k)."""
+        Xb, Xp = self._split(X)
+        pc = perp(self.c)
+        m, J = self._bc(self.m, Xb[:, 0]), self._bc(self.J, Xb[:, 0])
+        px, py = self._bc(pc[:, 0], Xb[:, 0]), self._bc(pc[:, 1], Xb[:, 0])
+        c2 = self._bc(jnp.sum(self.c**2, -1), Xb[:, 0])
+        yb = jnp.stack([
+            m * (Xb[:, 0] + px * Xb[:, 2]),
+            m * (Xb[:, 1] + py * Xb[:, 2]),
+            m * (px * Xb[:, 0] + py * Xb[:, 1]) + (J + m * c2) * Xb[:, 2],
+        ], 1)
+        yp = self._bc(self.mp, Xp[:, 0])[:, None] * Xp
+        return self._join(yb, yp)
+
+    def solve(self, X):
+        """M^-1 @ X for X (n,) or (n, k), in closed form per block."""
+        Xb, Xp = self._split(X)
+        pc = perp(self.c)
+        m, J = self._bc(self.m, Xb[:, 0]), self._bc(self.J, Xb[:, 0])
+        px, py = self._bc(pc[:, 0], Xb[:, 0]), self._bc(pc[:, 1], Xb[:, 0])
+        th = (Xb[:, 2] - px * Xb[:, 0] - py * Xb[:, 1]) / J
+        yb = jnp.stack([Xb[:, 0] / m - px * th, Xb[:, 1] / m - py * th, th], 1)
+        yp = Xp / self._bc(self.mp, Xp[:, 0])[:, None]
+        return self._join(yb, yp)
+
+    def dense(self):
+        """The full (n, n) matrix (reference and tests)."""
+        nb = self.m.shape[0]
+        n = 3 * nb + 2 * self.mp.shape[0]
+        return self.apply(jnp.eye(n, dtype=self.m.dtype))
+
+
+def mass_matrix(mech: Mechanism, params: Params, q) -> MassMatrix:
+    nb = mech.n_bodies
+    th = q[2: 3 * nb: 3]
+    return MassMatrix(params.mass, params.inertia, rotate(th, params.cg), params.particle_mass)
+
+
+def _scatter_frames(mech, Qe, frames, F):
+    cols = mech.frame_cols()[np.asarray(frames, dtype=np.int32)]
+    return Qe.at[cols].add(F)
+
+
+def generalized_forces(mech: Mechanism, params: Params, q, v, t, u=None):
+    """Q (n,), potential energy V (J) and non-conservative power P (W) at (q, v, t, u).
+
+    Q = gravity + quadratic-velocity (inertial) terms of offset CGs + springs, dampers,
+    actuators, applied loads and user forces. u: (n_controls,) control inputs.
+    """
+    n, nb = mech.n_coords, mech.n_bodies
+    dtype = q.dtype
+    t = jnp.asarray(t, dtype)
+    cols = mech.frame_cols()
+    qe, ve = _ext(q), _ext(v)
+    Qe = jnp.zeros((n + 1,), dtype)
+    g = params.gravity
+    # bodies: gravity at the CG, and m c theta_dot^2 (c = A s_G)
+    c = rotate(q[2: 3 * nb: 3], params.cg)
+    thd = v[2: 3 * nb: 3]
+    fg = params.mass[:, None] * g
+    Qb = jnp.concatenate([fg + params.mass[:, None] * c * thd[:, None] ** 2,
+                          (c[:, 0] * fg[:, 1] - c[:, 1] * fg[:, 0])[:, None]], -1)
+    Qp = params.particle_mass[:, None] * g
+    Qe = Qe.at[: 3 * nb].add(Qb.reshape(-1)).at[3 * nb: n].add(Qp.reshape(-1))
+    rG = q[: 3 * nb].reshape(nb, 3)[:, :2] + c
+    V = -jnp.sum(params.mass * (rG @ g)) - jnp.sum(params.particle_mass * (q[3 * nb:].reshape(-1, 2) @ g))
+    P = jnp.zeros((), dtype)
+    for blk, fn in ((mech.springs, pf.spring_damper), (mech.torsions, pf.torsion_spring)):
+        if not blk.names:
+            continue
+        p = params.forces[blk.kind]
+        Xi, Xj = _gather(qe, cols, blk.frames_i), _gather(qe, cols, blk.frames_j)
+        Vi, Vj = _gather(ve, cols, blk.frames_i), _gather(ve, cols, blk.frames_j)
+        Qi, Qj, pot, pow_ = fn(p, Xi, Xj, Vi, Vj)
+        Qe = _scatter_frames(mech, _scatter_frames(mech, Qe, blk.frames_i, Qi), blk.frames_j, Qj)
+        V, P = V + jnp.sum(pot), P + jnp.sum(pow_)
+    Qnc = jnp.zeros((n + 1,), dtype)
+    if mech.loads.names:
+        lb = mech.loads
+        ctrl = np.asarray(lb.control)
+        if np.any(ctrl >= 0):
+            if u is None:
+                raise ValueError("this mechanism has loads driven by control inputs; pass u "
+                                 f"(shape ({mech.n_controls},))")
+            uu = jnp.asarray(u, dtype)
+            scale = jnp.where(ctrl >= 0, uu[np.maximum(ctrl, 0)], 1.0)
+        else:
+            scale = jnp.ones((len(lb.names),), dtype)
+        p = params.forces["load"]
+        X, Vv = _gather(qe, cols, lb.frames), _gather(ve, cols, lb.frames)
+        Ql, _ = pf.applied_load(p, X, Vv, scale, np.asarray(lb.local, bool))
+        for k, fn in lb.fns:
+            ft = jnp.asarray(fn(t), dtype)
+            Ql = Ql.at[k].add(pf.point_force(rotate(X[k:k + 1, 2], p["point"][k:k + 1]), ft[None, :2])[0]
+                              .at[2].add(ft[2]))
+        Qnc = _scatter_frames(mech, Qnc, lb.frames, Ql)
+    Qnc = Qnc[:n]
+    for uf in mech.user_forces:
+        extra = (params.user[uf.name],) if uf.with_params else ()
+        uu = None if u is None else jnp.asarray(u, dtype)
+        Qnc = Qnc + jnp.asarray(uf.fn(q, v, t, uu, *extra), dtype).reshape(n)
+    P = P + Qnc @ v
+    return Qe[:n] + Qnc, V, P
+
+
+def energy_terms(mech: Mechanism, params: Params, q, v, t=0.0):
+    """Kinetic energy T = v^T M v / 2 and potential energy V (gravity and springs), J."""
+    M = mass_matrix(mech, params, q)
+    T = 0.5 * v @ M.apply(v)
+    _, V, _ = generalized_forces(mech, params, q, v, t, jnp.zeros((mech.n_controls,), q.dtype))
+    return T, V

@@ -1,0 +1,1 @@
+"""Planar bodies (x, y, theta), particles (x, y) and their joint and force families."""

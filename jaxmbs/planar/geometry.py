@@ -1,0 +1,50 @@
+"""Planar kinematics of body points, vectorised over instances.
+
+A frame's coordinates are (x, y, theta); a particle's theta is a constant 0 and its
+local points are (0, 0); the ground's coordinates are all a constant 0.
+A(theta) rotates local to global; perp(a) = (-a_y, a_x) so that B s = perp(A s).
+"""
+import jax.numpy as jnp
+
+
+def rotate(theta, s):
+    """A(theta) s for theta (...,) and s (..., 2)."""
+    c, sn = jnp.cos(theta), jnp.sin(theta)
+    return jnp.stack([c * s[..., 0] - sn * s[..., 1], sn * s[..., 0] + c * s[..., 1]], -1)
+
+
+def perp(a):
+    """Rotation by +90 degrees of a (..., 2)."""
+    return jnp.stack([-a[..., 1], a[..., 0]], -1)
+
+
+def cross(a, b):
+    """Scalar cross product a x b of (..., 2) vectors."""
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def dot(a, b):
+    return jnp.sum(a * b, -1)
+
+
+def point(X, s):
+    """Global position r + A s of local points s (k,2) on frames X (k,3); also A s."""
+    As = rotate(X[:, 2], s)
+    return X[:, :2] + As, As
+
+
+def point_velocity(V, As):
+    """r_dot + perp(A s) theta_dot."""
+    return V[:, :2] + perp(As) * V[:, 2:3]
+
+
+def point_jacobian(As, sign=1.0):
+    """d(r + A s)/d(x, y, theta): (k, 2, 3) = sign * [I | perp(A s)]."""
+    k = As.shape[0]
+    eye = jnp.broadcast_to(jnp.eye(2, dtype=As.dtype), (k, 2, 2))
+    return sign * jnp.concatenate([eye, perp(As)[:, :, None]], -1)
+
+
+def row_jacobian(w, As, sign=1.0):
+    """d(w . (r + A s))/d(x, y, theta) for fixed w: (k, 3) = sign * [w, w . perp(A s)]."""
+    return sign * jnp.concatenate([w, dot(w, perp(As))[:, None]], -1)

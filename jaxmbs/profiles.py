@@ -1,0 +1,92 @@
+"""Time profiles f(t) for driving constraints  g(q) - f(t) = 0.
+
+Every built-in profile is one vectorised formula,
+
+    f(t) = c0 + c1 t + c2 t^2 + ... + c5 t^5 + a sin(w t + p),
+
+whose coefficients are `Params` leaves (so they can be fitted or randomised). A user
+profile is any JAX function f(t) -> scalar; its derivatives come from autodiff.
+Units: those of the driven coordinate (m or rad), t in s.
+"""
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["Profile", "constant", "constant_velocity", "polynomial", "sinusoid", "as_profile"]
+
+N_COEF = 6
+
+
+class Profile(NamedTuple):
+    """Coefficients of f(t) = sum_k coef[k] t^k + amp * sin(omega t + phase) (+ fn(t))."""
+
+    coef: tuple
+    amp: float = 0.0
+    omega: float = 0.0
+    phase: float = 0.0
+    fn: Union[Callable, None] = None
+
+
+def constant(value: float) -> Profile:
+    """f(t) = value."""
+    return polynomial([value])
+
+
+def constant_velocity(rate: float, start: float = 0.0) -> Profile:
+    """f(t) = start + rate * t  (rate in unit/s)."""
+    return polynomial([start, rate])
+
+
+def polynomial(coefficients) -> Profile:
+    """f(t) = sum_k coefficients[k] t^k, degree at most 5 (coefficients in ascending order)."""
+    c = [float(x) for x in np.ravel(coefficients)]
+    if len(c) > N_COEF:
+        raise ValueError(f"polynomial profile: degree {len(c) - 1} > 5; give at most 6 coefficients")
+    return Profile(tuple(c + [0.0] * (N_COEF - len(c))))
+
+
+def sinusoid(amplitude: float, omega: float, phase: float = 0.0, offset: float = 0.0) -> Profile:
+    """f(t) = offset + amplitude * sin(omega t + phase)  (omega in rad/s)."""
+    return Profile(polynomial([offset]).coef, float(amplitude), float(omega), float(phase))
+
+
+def as_profile(x) -> Profile:
+    """Accept a Profile, a number (constant) or a callable f(t) (user profile)."""
+    if isinstance(x, Profile):
+        return x
+    if callable(x):
+        return Profile((0.0,) * N_COEF, fn=x)
+    try:
+        return constant(float(x))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"cannot use {x!r} as a driving profile: give a number, a jaxmbs profile "
+            "(constant_velocity, polynomial, sinusoid) or a JAX function f(t)"
+        ) from None
+
+
+def evaluate(p: dict, t):
+    """Vectorised f, f', f'' of the built-in profiles. p: coef (k,6), amp/omega/phase (k,)."""
+    c = p["coef"]
+    k = jnp.arange(N_COEF, dtype=c.dtype)
+    tp = t ** k  # (6,)
+    tp1 = jnp.concatenate([jnp.zeros(1, c.dtype), k[1:] * t ** (k[1:] - 1)])
+    tp2 = jnp.concatenate([jnp.zeros(2, c.dtype), k[2:] * (k[2:] - 1) * t ** (k[2:] - 2)])
+    arg = p["omega"] * t + p["phase"]
+    s, co = jnp.sin(arg), jnp.cos(arg)
+    f = c @ tp + p["amp"] * s
+    fd = c @ tp1 + p["amp"] * p["omega"] * co
+    fdd = c @ tp2 - p["amp"] * p["omega"] ** 2 * s
+    return f, fd, fdd
+
+
+def evaluate_user(fn: Callable, t):
+    """f, f', f'' of a user profile by forward-mode autodiff."""
+    d1 = lambda s: jax.jvp(fn, (s,), (jnp.ones_like(s),))[1]
+    f, fd = jax.jvp(fn, (t,), (jnp.ones_like(t),))
+    fdd = jax.jvp(d1, (t,), (jnp.ones_like(t),))[1]
+    return jnp.asarray(f), jnp.asarray(fd), jnp.asarray(fdd)

@@ -1,0 +1,111 @@
+"""Solvers of the saddle-point (KKT) system
+
+    [ M    Phi_q^T ] [ qdd ]   [ Q     ]
+    [ Phi_q   0    ] [ lam ] = [ gamma ]
+
+Each solver is a small hashable configuration object with
+`solve(M, jac, Q, gamma) -> (qdd, lam, status)`; status is 0 or `status.SINGULAR`.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from . import status as st
+from ._tree import static_class
+
+__all__ = ["SchurCholesky", "DenseLU", "cholesky_solve"]
+
+
+def _unrolled_cholesky_solve(A, b, tol):
+    """Solve A x = b (A SPD, m x m, m small) with Cholesky written out element-wise.
+
+    Element-wise scalar arithmetic vectorises across a vmapped batch far better than a
+    batched LAPACK call on tiny matrices (DESIGN.md performance notes).
+    Returns x and a flag that is True if a pivot fell below tol * max diag.
+    """
+    m = A.shape[0]
+    scale = jnp.max(jnp.abs(jnp.diagonal(A)))
+    L = [[None] * m for _ in range(m)]
+    bad = jnp.zeros((), bool)
+    inv_d = [None] * m
+    for j in range(m):
+        d = A[j, j] - sum((L[j][k] ** 2 for k in range(j)), jnp.zeros((), A.dtype))
+        small = d <= tol * scale
+        bad = bad | small
+        d = jnp.where(small, jnp.maximum(tol * scale, jnp.finfo(A.dtype).tiny), d)
+        ljj = jnp.sqrt(d)
+        L[j][j] = ljj
+        inv_d[j] = 1.0 / ljj
+        for i in range(j + 1, m):
+            s = A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))
+            L[i][j] = s * inv_d[j]
+    # forward then backward substitution
+    y = [None] * m
+    for i in range(m):
+        y[i] = (b[i] - sum((L[i][k] * y[k] for k in range(i)), jnp.zeros((), A.dtype))) * inv_d[i]
+    x = [None] * m
+    for i in reversed(range(m)):
+        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, m)), jnp.zeros((), A.dtype))) * inv_d[i]
+    return jnp.stack(x), bad
+
+
+def cholesky_solve(A, b, tol=None, unroll_max=12):
+    """Solve the SPD system A x = b; returns (x, singular_flag).
+
+    Small systems (m <= unroll_max) use an element-wise unrolled factorisation; larger ones
+    LAPACK's. A pivot below tol * max|diag A| flags the matrix as singular.
+    """
+    m = A.shape[0]
+    if tol is None:
+        tol = 1e3 * jnp.finfo(A.dtype).eps
+    if m == 0:
+        return b, jnp.zeros((), bool)
+    if m <= unroll_max:
+        return _unrolled_cholesky_solve(A, b, tol)
+    L = jnp.linalg.cholesky(A)
+    d = jnp.diagonal(L)
+    bad = ~jnp.all(d**2 > tol * jnp.max(jnp.abs(jnp.diagonal(A)))) | ~jnp.all(jnp.isfinite(L))
+    x = jax.scipy.linalg.cho_solve((L, True), b)
+    return x, bad
+
+
+@static_class
+class SchurCholesky:
+    """Eliminate qdd with the block-diagonal M^-1 and solve the Schur complement
+    (Phi_q M^-1 Phi_q^T) lam = Phi_q M^-1 Q - gamma by Cholesky.
+
+    Requires Phi_q of full row rank; a rank-deficient Jacobian (redundant constraints,
+    singular configurations) sets status SINGULAR. Use `DenseLU` as a reference or
+    `SchurCholesky(regularization=eps)` to damp redundant constraints
+    (lam minimises |A lam - r|^2 + eps |lam|^2 in the Schur metric).
+    """
+
+    unroll_max: int = 12
+    regularization: float = 0.0
+    tol: float | None = None
+
+    def solve(self, M, jac, Q, gamma):
+        MinvQ = M.solve(Q)
+        if jac.shape[0] == 0:
+            return MinvQ, jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
+        MinvJt = M.solve(jac.T)  # (n, m)
+        A = jac @ MinvJt
+        if self.regularization:
+            A = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
+        rhs = jac @ MinvQ - gamma
+        lam, bad = cholesky_solve(A, rhs, self.tol, self.unroll_max)
+        qdd = MinvQ - MinvJt @ lam
+        return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
+
+
+@static_class
+class DenseLU:
+    """Reference solver: the full (n+m) x (n+m) KKT matrix by LU (jnp.linalg.solve)."""
+
+    def solve(self, M, jac, Q, gamma):
+        n, m = jac.shape[1], jac.shape[0]
+        K = jnp.block([[M.dense(), jac.T], [jac, jnp.zeros((m, m), jac.dtype)]])
+        x = jnp.linalg.solve(K, jnp.concatenate([Q, gamma]))
+        ok = jnp.all(jnp.isfinite(x))
+        return x[:n], x[n:], jnp.where(ok, st.OK, st.SINGULAR).astype(jnp.int32)

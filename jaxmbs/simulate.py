@@ -1,0 +1,258 @@
+"""simulate(): the jitted forward-dynamics entry point, driven by `lax.scan`."""
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import status as st
+from .dynamics import accelerations
+from .equations import constraint_terms, energy_terms
+from .integrators import RK4
+from .saddle import SchurCholesky
+from .stabilize import Projection
+
+__all__ = ["Trajectory", "simulate", "simulate_batch"]
+
+
+class Trajectory(NamedTuple):
+    """Saved samples of a simulation (leading axis: save points; batch axes first if vmapped).
+
+    t (s,) s; q, v (s, n); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
+    velocity_error (s,) = max|Phi_q v + Phi_t|; kinetic, potential (s,) J; work (s,) J done
+    on the system by non-conservative forces, drivers and constraint forces since t0, so
+    kinetic + potential - work is constant up to integration error; status () int32 bit
+    flags (see jaxmbs.status); n_steps () steps taken (accepted, for adaptive);
+    n_rejected () rejected adaptive steps.
+    """
+
+    t: jax.Array
+    q: jax.Array
+    v: jax.Array
+    lam: jax.Array
+    constraint_error: jax.Array
+    velocity_error: jax.Array
+    kinetic: jax.Array
+    potential: jax.Array
+    work: jax.Array
+    status: jax.Array
+    n_steps: jax.Array
+    n_rejected: jax.Array
+
+    @property
+    def energy(self):
+        """kinetic + potential - work (J): constant for an exact solution."""
+        return self.kinetic + self.potential - self.work
+
+    def energy_drift(self):
+        """max |E(t) - E(t0)| / max(|E(t0)|, max kinetic) over the save points."""
+        E = self.energy
+        ref = jnp.maximum(jnp.abs(E[..., :1]), jnp.max(self.kinetic, -1, keepdims=True))
+        return jnp.max(jnp.abs(E - E[..., :1]), -1) / ref[..., 0]
+
+
+def _is_tracer(*xs):
+    return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs))
+
+
+def _check_initial_state(mech, params, q0, v0, t0, tol):
+    q0, v0 = np.asarray(q0), np.asarray(v0)
+    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
+        raise ValueError("initial state has non-finite entries in q0 or v0")
+    if mech.n_constraints == 0:
+        return
+    terms = constraint_terms(mech, params, jnp.asarray(q0), jnp.asarray(v0), t0)
+    phi = np.asarray(terms.phi)
+    vel = np.asarray(terms.jac @ v0 + terms.phit)
+    names = mech.constraint_names()
+    for what, r in (("position", phi), ("velocity", vel)):
+        bad = np.nonzero(np.abs(r) > tol)[0]
+        if bad.size:
+            worst = ", ".join(f"{names[i]} = {r[i]:.3g}" for i in bad[np.argsort(-np.abs(r[bad]))][:4])
+            raise ValueError(
+                f"inconsistent initial state: {what} constraint residuals above {tol:g}: {worst}. "
+                "Call jaxmbs.assemble(mech, params, q0, v0) first to obtain a consistent state, "
+                "or pass check_initial=False to simulate from it anyway."
+            )
+
+
+def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
+             solver=SchurCholesky(), controls=None, save_every: int = 1,
+             drift_tol: float = 1e-6, check_initial: bool = True,
+             initial_tol: float = 1e-6) -> Trajectory:
+    """Forward dynamics from (q0, v0) over t_span = (t0, t1) (s).
+
+    Args:
+      mech, params: from `Model.build()` (params may be traced / batched under vmap).
+      q0, v0: (n,) consistent initial coordinates and velocities (see `assemble`).
+      t_span: (t0, t1) in s, Python floats. dt: step (fixed-step integrators) or first
+        step (adaptive), s; t1 - t0 must be a whole number of dt.
+      integrator: RK4() (default), SemiImplicitEuler(), Euler(), DormandPrince5(rtol, atol,
+        max_steps). Adaptive steps are clipped to land on the save points.
+      stabilizer: Projection() (default: one M-weighted Newton projection of q and one of v
+        after every step), Baumgarte(alpha, beta=None -> alpha) in 1/s, or NoStabilization().
+      solver: SchurCholesky() (default) or DenseLU().
+      controls: None, an array (n_steps, n_controls) held constant over each step, or a
+        JAX function u(t) -> (n_controls,).
+      save_every: save every k-th step of the dt grid (t0 is always saved).
+      drift_tol: constraint residual above which the DRIFT status flag is set.
+      check_initial: when the inputs are concrete (not traced), raise ValueError if the
+        initial state violates the constraints by more than initial_tol.
+    Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
+    gets its own status; a failing member never affects the others.
+    """
+    t0, t1 = float(t_span[0]), float(t_span[1])
+    dt = float(dt)
+    if not (dt > 0 and t1 > t0):
+        raise ValueError(f"need t1 > t0 and dt > 0, got t_span={t_span}, dt={dt}")
+    n_steps = int(round((t1 - t0) / dt))
+    if abs(n_steps * dt - (t1 - t0)) > 1e-9 * max(1.0, abs(t1 - t0)):
+        raise ValueError(f"t1 - t0 = {t1 - t0} is not a whole number of steps dt = {dt}; "
+                         f"adjust dt (e.g. {(t1 - t0) / max(n_steps, 1):.6g})")
+    if save_every < 1 or n_steps % save_every:
+        raise ValueError(f"save_every={save_every} must divide the number of steps {n_steps}")
+    n = mech.n_coords
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    if q0.shape[-1] != n or v0.shape[-1] != n:
+        raise ValueError(f"q0 and v0 must have shape ({n},) for this mechanism "
+                         f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
+    if controls is not None and not callable(controls):
+        controls = jnp.asarray(controls, q0.dtype)
+        if controls.ndim != 2 or controls.shape[0] != n_steps:
+            raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
+                             f"{mech.n_controls}), got {controls.shape}")
+    if check_initial and not _is_tracer(params, q0, v0):
+        _check_initial_state(mech, params, q0, v0, t0, initial_tol)
+    ctrl_fn = controls if callable(controls) else None
+    ctrl_arr = None if callable(controls) else controls
+    return _simulate(mech, params, q0, v0, ctrl_arr, t0=t0, dt=dt, n_steps=n_steps,
+                     save_every=save_every, integrator=integrator, stabilizer=stabilizer,
+                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol)
+
+
+@functools.partial(jax.jit, static_argnames=("t0", "dt", "n_steps", "save_every", "integrator",
+                                             "stabilizer", "solver", "ctrl_fn", "drift_tol"))
+def _simulate(mech, params, q0, v0, ctrl_arr, *, t0, dt, n_steps, save_every, integrator,
+              stabilizer, solver, ctrl_fn, drift_tol):
+    dtype = q0.dtype
+    nu = mech.n_controls
+
+    def u_at(t, k):
+        if ctrl_fn is not None:
+            return jnp.asarray(ctrl_fn(t), dtype).reshape(-1)
+        if ctrl_arr is not None:
+            return ctrl_arr[jnp.clip(k, 0, n_steps - 1)]
+        return jnp.zeros((nu,), dtype)
+
+    def rhs(u_fixed, k):
+        def f(t, y):
+            q, v, _ = y
+            u = u_at(t, k) if u_fixed is None else u_fixed
+            acc = accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
+            return (v, acc.qdd, acc.power), acc.status
+        return f
+
+    def finish(t, y, y_new, s, status):
+        q, v, w = y_new
+        q, v, sp = stabilizer.post_step(mech, params, q, v, t, solver)
+        y_new = (q, v, w)
+        finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in y_new]))
+        frozen = (status & st.NONFINITE) > 0
+        keep = finite & ~frozen
+        y_out = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), y_new, y)
+        status = status | jnp.where(keep, s | sp, 0) | jnp.where(finite, 0, st.NONFINITE)
+        return y_out, status.astype(jnp.int32)
+
+    y0 = (q0, v0, jnp.zeros((), dtype))
+    status0 = jnp.zeros((), jnp.int32)
+    n_save = n_steps // save_every
+
+    if not integrator.adaptive:
+        def one(carry, k):
+            y, status = carry
+            t = t0 + k * dt
+            u_fixed = u_at(t, k) if ctrl_fn is None else None
+            y_new, s = integrator.step(rhs(u_fixed, k), t, y, dt)
+            return finish(t + dt, y, y_new, s, status), None
+
+        def chunk(carry, c):
+            ks = c * save_every + jnp.arange(save_every)
+            carry, _ = jax.lax.scan(one, carry, ks)
+            return carry, carry[0]
+
+        (yf, status), ys = jax.lax.scan(chunk, (y0, status0), jnp.arange(n_save))
+        n_taken = jnp.asarray(n_steps, jnp.int32)
+        n_rej = jnp.zeros((), jnp.int32)
+    else:
+        t_save = t0 + dt * save_every * jnp.arange(1, n_save + 1, dtype=dtype)
+        h0 = dt if integrator.h0 is None else integrator.h0
+        buf0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n_save,) + a.shape, a.dtype), y0)
+        span = dt * n_steps
+
+        def one(carry, _):
+            t, y, h, idx, buf, status, nacc, nrej = carry
+            done = idx >= n_save
+            target = t_save[jnp.minimum(idx, n_save - 1)]
+            remaining = target - t
+            hit = h >= remaining * (1 - 1e-12)
+            h_eff = jnp.where(hit, remaining, h)
+            h_eff = jnp.where(done, dt, h_eff)
+            kk = jnp.floor((t - t0) / span * n_steps).astype(jnp.int32)
+            y_new, err, s = integrator.attempt(rhs(None, kk), t, y, h_eff)
+            accept = (err <= 1.0) & ~done
+            t_new = jnp.where(hit, target, t + h_eff)
+            y_acc, status_acc = finish(t_new, y, y_new, s, status)
+            y = jax.tree_util.tree_map(lambda a, b: jnp.where(accept, a, b), y_acc, y)
+            status = jnp.where(accept, status_acc, status)
+            t = jnp.where(accept, t_new, t)
+            saved = accept & hit
+            buf = jax.tree_util.tree_map(
+                lambda b, a: jnp.where(saved, b.at[jnp.minimum(idx, n_save - 1)].set(a), b), buf, y)
+            idx = idx + saved.astype(jnp.int32)
+            h_next = integrator.next_h(h_eff, err)
+            h = jnp.where(done, h, jnp.where(hit & accept, jnp.maximum(h, h_next), h_next))
+            nacc = nacc + accept.astype(jnp.int32)
+            nrej = nrej + ((~accept) & ~done).astype(jnp.int32)
+            return (t, y, h, idx, buf, status, nacc, nrej), None
+
+        carry0 = (jnp.asarray(t0, dtype), y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
+                  buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+        carry, _ = jax.lax.scan(one, carry0, None, length=integrator.max_steps)
+        _, _, _, idx, ys, status, n_taken, n_rej = carry
+        status = status | jnp.where(idx < n_save, st.MAX_STEPS, 0).astype(jnp.int32)
+
+    qs = jnp.concatenate([q0[None], ys[0]])
+    vs = jnp.concatenate([v0[None], ys[1]])
+    ws = jnp.concatenate([jnp.zeros((1,), dtype), ys[2]])
+    ks = jnp.arange(n_save + 1) * save_every
+    ts = t0 + dt * ks.astype(dtype)
+
+    def diag(q, v, t, k):
+        acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
+        terms = acc.terms
+        T, V = energy_terms(mech, params, q, v, t)
+        cerr = jnp.max(jnp.abs(terms.phi), initial=0.0)
+        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit), initial=0.0)
+        return acc.lam, cerr, verr, T, acc.potential
+
+    lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
+    status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
+    return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
+
+
+def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0, **kwargs):
+    """`simulate` vmapped over a batch: params leaves with a leading batch axis
+    (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
+    None if shared). Returns a Trajectory whose arrays have a leading batch axis."""
+    controls = kwargs.pop("controls", None)
+    ctrl_axis = None if controls is None or callable(controls) or jnp.ndim(controls) == 2 else 0
+    fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt,
+                                     controls=c if c is not None else controls, **kwargs)
+    if ctrl_axis is None:
+        return jax.vmap(lambda p, q, v: fn(p, q, v, None), in_axes=(params_axis, state_axis, state_axis))(
+            params, q0, v0)
+    return jax.vmap(fn, in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, controls)

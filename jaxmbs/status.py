@@ -1,0 +1,21 @@
+"""Per-instance status codes (bit flags): failures are data, not exceptions."""
+import numpy as np
+
+OK = 0
+SINGULAR = 1  # saddle-point matrix singular or too ill-conditioned (rank-deficient Phi_q)
+NEWTON_FAILED = 2  # assembly / projection Newton iterations did not converge
+NONFINITE = 4  # state became NaN/inf; the instance was frozen at its last finite state
+MAX_STEPS = 8  # adaptive integrator ran out of its static step budget before t1
+DRIFT = 16  # constraint residual exceeded the drift tolerance
+
+_NAMES = {SINGULAR: "singular saddle matrix", NEWTON_FAILED: "Newton not converged",
+          NONFINITE: "non-finite state", MAX_STEPS: "step budget exhausted",
+          DRIFT: "constraint drift above tolerance"}
+
+
+def describe(code) -> str:
+    """Human-readable description of a status code (int)."""
+    code = int(np.asarray(code))
+    if code == OK:
+        return "ok"
+    return ", ".join(v for k, v in _NAMES.items() if code & k)
