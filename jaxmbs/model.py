@@ -158,9 +158,7 @@ class Model:
     def _local(self, body, owner, at=None, point=None, which=""):
         """Local coordinates of a point given globally (at=) or locally (point=)."""
         kind, q = self._frame(body, owner)
-        if point is not None and at is not None:
-            raise ValueError(f"{owner}: give either at= (global) or point{which}= (local), not both")
-        if point is not None:
+        if point is not None:  # a local point overrides the shared global `at` for this body
             s = _vec2(point, f"{owner}: point{which}")
         elif at is not None:
             s = _rot(q[2]).T @ (_vec2(at, f"{owner}: at") - q[:2])
@@ -207,8 +205,9 @@ class Model:
     def add_revolute(self, name, body_i, body_j, at=None, point_i=None, point_j=None) -> str:
         """Pin joint: a point of body_i coincides with a point of body_j (2 equations).
 
-        at: (2,) the joint's global position in the initial configuration (m), or
-        point_i / point_j: the point in each body's coordinates (m).
+        at: (2,) the joint's global position in the initial configuration (m);
+        point_i / point_j: the point in body_i / body_j coordinates (m), overriding `at`
+        for that body.
         Reaction reported: force on body_j from body_i (N).
         """
         owner = f"revolute {name!r}"
