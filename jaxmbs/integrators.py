@@ -28,6 +28,44 @@ def _axpy(y, h, *terms):
     return tmap(comb, y, *[k for _, k in terms])
 
 
+def _rk_stages(f, t, y, h, A, c, unroll=False):
+    """Evaluate the s stages of an explicit Runge-Kutta method in a `lax.scan` over stages,
+    so the vector field is traced and compiled once instead of s times.
+
+    A: (s, s) strictly lower-triangular tableau, c: (s,) nodes (NumPy constants).
+    Returns ks (a pytree like y with a leading stage axis) and the OR of the stage statuses.
+    """
+    s = len(c)
+    A = jnp.asarray(A, jax.tree_util.tree_leaves(y)[0].dtype)
+    c = jnp.asarray(c, A.dtype)
+    ks0 = tmap(lambda a: jnp.zeros((s,) + a.shape, a.dtype), y)
+
+    def stage(carry, i):
+        ks, status = carry
+        yi = tmap(lambda a, k: a + h * jnp.tensordot(A[i], k, axes=1), y, ks)
+        k, st = f(t + c[i] * h, yi)
+        ks = tmap(lambda K, kk: K.at[i].set(kk), ks, k)
+        return (ks, status | st), None
+
+    carry = (ks0, jnp.zeros((), jnp.int32))
+    if unroll:  # trace the vector field s times: larger program, no loop overhead
+        for i in range(s):
+            carry, _ = stage(carry, i)
+        return carry
+    (ks, status), _ = jax.lax.scan(stage, carry, jnp.arange(s))
+    return ks, status
+
+
+def _combine(y, h, b, ks):
+    b = jnp.asarray(b, jax.tree_util.tree_leaves(y)[0].dtype)
+    return tmap(lambda a, k: a + h * jnp.tensordot(b, k, axes=1), y, ks)
+
+
+_RK4_A = ((0, 0, 0, 0), (0.5, 0, 0, 0), (0, 0.5, 0, 0), (0, 0, 1.0, 0))
+_RK4_B = (1 / 6, 1 / 3, 1 / 3, 1 / 6)
+_RK4_C = (0.0, 0.5, 0.5, 1.0)
+
+
 @static_class
 class Euler:
     """Explicit Euler, order 1 (for tests and comparisons)."""
@@ -42,18 +80,19 @@ class Euler:
 
 @static_class
 class RK4:
-    """Classical 4th-order Runge-Kutta, fixed step."""
+    """Classical 4th-order Runge-Kutta, fixed step.
 
+    unroll: trace the 4 stages separately (longer compile; see BENCHMARKS.md for the
+    run-time difference) instead of a `lax.scan` over the stages.
+    """
+
+    unroll: bool = False
     order = 4
     adaptive = False
 
     def step(self, f, t, y, h):
-        k1, s1 = f(t, y)
-        k2, s2 = f(t + 0.5 * h, _axpy(y, h, (0.5, k1)))
-        k3, s3 = f(t + 0.5 * h, _axpy(y, h, (0.5, k2)))
-        k4, s4 = f(t + h, _axpy(y, h, (1.0, k3)))
-        y1 = _axpy(y, h, (1 / 6, k1), (1 / 3, k2), (1 / 3, k3), (1 / 6, k4))
-        return y1, s1 | s2 | s3 | s4
+        ks, status = _rk_stages(f, t, y, h, _RK4_A, _RK4_C, self.unroll)
+        return _combine(y, h, _RK4_B, ks), status
 
 
 @static_class
@@ -111,14 +150,11 @@ class DormandPrince5:
     adaptive = True
 
     def attempt(self, f, t, y, h):
-        ks, st = [], jnp.zeros((), jnp.int32)
-        for i in range(7):
-            yi = _axpy(y, h, *zip(_A[i], ks)) if i else y
-            k, s = f(t + _C[i] * h, yi)
-            ks.append(k)
-            st = st | s
-        y5 = _axpy(y, h, *zip(_B5, ks))
-        err = tmap(lambda *k: h * sum(((b5 - b4) * kk for b5, b4, kk in zip(_B5, _B4, k))), *ks)
+        A = [list(row) + [0.0] * (7 - len(row)) for row in _A]
+        ks, st = _rk_stages(f, t, y, h, A, _C)
+        y5 = _combine(y, h, _B5, ks)
+        db = jnp.asarray([b5 - b4 for b5, b4 in zip(_B5, _B4)], jax.tree_util.tree_leaves(y)[0].dtype)
+        err = tmap(lambda k: h * jnp.tensordot(db, k, axes=1), ks)
         def ratio(e, a, b):
             return e / (self.atol + self.rtol * jnp.maximum(jnp.abs(a), jnp.abs(b)))
         r = jax.tree_util.tree_leaves(tmap(ratio, err, y, y5))

@@ -22,18 +22,20 @@ def _unrolled_cholesky_solve(A, b, tol):
 
     Element-wise scalar arithmetic vectorises across a vmapped batch far better than a
     batched LAPACK call on tiny matrices (DESIGN.md performance notes).
-    Returns x and a flag that is True if a pivot fell below tol * max diag.
+    Returns x and a flag that is True if a pivot fell below tol * A[j, j].
     """
     m = A.shape[0]
-    scale = jnp.max(jnp.abs(jnp.diagonal(A)))
     L = [[None] * m for _ in range(m)]
     bad = jnp.zeros((), bool)
     inv_d = [None] * m
     for j in range(m):
         d = A[j, j] - sum((L[j][k] ** 2 for k in range(j)), jnp.zeros((), A.dtype))
-        small = d <= tol * scale
+        # pivot relative to its own diagonal entry: the fraction of row j that is not a
+        # combination of the rows before it (scale-invariant, unlike a global threshold)
+        floor = tol * jnp.abs(A[j, j])
+        small = d <= floor
         bad = bad | small
-        d = jnp.where(small, jnp.maximum(tol * scale, jnp.finfo(A.dtype).tiny), d)
+        d = jnp.where(small, jnp.maximum(floor, jnp.finfo(A.dtype).tiny), d)
         ljj = jnp.sqrt(d)
         L[j][j] = ljj
         inv_d[j] = 1.0 / ljj
@@ -54,7 +56,7 @@ def cholesky_solve(A, b, tol=None, unroll_max=12):
     """Solve the SPD system A x = b; returns (x, singular_flag).
 
     Small systems (m <= unroll_max) use an element-wise unrolled factorisation; larger ones
-    LAPACK's. A pivot below tol * max|diag A| flags the matrix as singular.
+    LAPACK's. A pivot below tol * A[j, j] flags the matrix as singular.
     """
     m = A.shape[0]
     if tol is None:
@@ -65,7 +67,7 @@ def cholesky_solve(A, b, tol=None, unroll_max=12):
         return _unrolled_cholesky_solve(A, b, tol)
     L = jnp.linalg.cholesky(A)
     d = jnp.diagonal(L)
-    bad = ~jnp.all(d**2 > tol * jnp.max(jnp.abs(jnp.diagonal(A)))) | ~jnp.all(jnp.isfinite(L))
+    bad = ~jnp.all(d**2 > tol * jnp.abs(jnp.diagonal(A))) | ~jnp.all(jnp.isfinite(L))
     x = jax.scipy.linalg.cho_solve((L, True), b)
     return x, bad
 

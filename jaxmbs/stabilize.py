@@ -47,10 +47,11 @@ class Baumgarte:
 class Projection:
     """Coordinate projection after every step: Newton onto Phi(q, t) = 0, then onto
     Phi_q v = -Phi_t, each correction of least kinetic-energy norm (M-weighted).
-    Optionally combined with Baumgarte (alpha > 0)."""
+    Optionally combined with Baumgarte (alpha > 0). tol: residual (relative to 1 + max|q|)
+    above which NEWTON_FAILED is flagged; default sqrt(machine epsilon) of q's dtype."""
 
     iterations: int = 1
-    tol: float = 1e-8
+    tol: float | None = None
     alpha: float = 0.0
     beta: float | None = None
 
@@ -63,13 +64,15 @@ class Projection:
         return project(mech, params, q, v, t, solver, self.iterations, self.tol)
 
 
-def project(mech, params, q, v, t, solver, iterations=2, tol=1e-10):
+def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     """M-weighted projection of (q, v) onto the position and velocity constraint manifolds.
 
     Returns (q, v, status): status NEWTON_FAILED if |Phi| > tol after the iterations,
     SINGULAR if a solve was singular.
     """
     status = jnp.zeros((), jnp.int32)
+    if tol is None:
+        tol = float(jnp.finfo(q.dtype).eps) ** 0.5
     if mech.n_constraints == 0:
         return q, v, status
     zero = jnp.zeros_like(q)
