@@ -16,6 +16,7 @@ from .analysis import (
     kinematics,
     reactions,
 )
+from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .dynamics import Accelerations, accelerations
 from .equations import constraint_terms, generalized_forces, mass_matrix
 from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
@@ -38,4 +39,5 @@ __all__ = [
     "SchurCholesky", "DenseLU",
     "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status",
     "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
+    "run_batch", "load_batch", "shard_batch", "batch_mesh",
 ]

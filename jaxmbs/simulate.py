@@ -83,7 +83,7 @@ def _check_initial_state(mech, params, q0, v0, t0, tol):
 def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
              solver=SchurCholesky(), controls=None, save_every: int = 1,
              drift_tol: float = 1e-6, check_initial: bool = True,
-             initial_tol: float = 1e-6) -> Trajectory:
+             initial_tol: float = 1e-6, t_offset=None) -> Trajectory:
     """Forward dynamics from (q0, v0) over t_span = (t0, t1) (s).
 
     Args:
@@ -102,6 +102,8 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
       drift_tol: constraint residual above which the DRIFT status flag is set.
       check_initial: when the inputs are concrete (not traced), raise ValueError if the
         initial state violates the constraints by more than initial_tol.
+      t_offset: optional scalar (may be traced) added to t_span: simulations of the same
+        length starting at different times then share one compilation.
     Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
     gets its own status; a failing member never affects the others.
     """
@@ -125,18 +127,20 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         if controls.ndim != 2 or controls.shape[0] != n_steps:
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
-    if check_initial and not _is_tracer(params, q0, v0):
-        _check_initial_state(mech, params, q0, v0, t0, initial_tol)
+    if check_initial and not _is_tracer(params, q0, v0, t_offset):
+        _check_initial_state(mech, params, q0, v0, t0 + (0.0 if t_offset is None else float(t_offset)),
+                             initial_tol)
     ctrl_fn = controls if callable(controls) else None
     ctrl_arr = None if callable(controls) else controls
-    return _simulate(mech, params, q0, v0, ctrl_arr, t0=t0, dt=dt, n_steps=n_steps,
+    t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
+    return _simulate(mech, params, q0, v0, ctrl_arr, t_start, dt=dt, n_steps=n_steps,
                      save_every=save_every, integrator=integrator, stabilizer=stabilizer,
                      solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol)
 
 
-@functools.partial(jax.jit, static_argnames=("t0", "dt", "n_steps", "save_every", "integrator",
+@functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
                                              "stabilizer", "solver", "ctrl_fn", "drift_tol"))
-def _simulate(mech, params, q0, v0, ctrl_arr, *, t0, dt, n_steps, save_every, integrator,
+def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
               stabilizer, solver, ctrl_fn, drift_tol):
     dtype = q0.dtype
     nu = mech.n_controls
@@ -219,7 +223,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, *, t0, dt, n_steps, save_every, in
             nrej = nrej + ((~accept) & ~done).astype(jnp.int32)
             return (t, y, h, idx, buf, status, nacc, nrej), None
 
-        carry0 = (jnp.asarray(t0, dtype), y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
+        carry0 = (t0, y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
                   buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
         carry, _ = jax.lax.scan(one, carry0, None, length=integrator.max_steps)
         _, _, _, idx, ys, status, n_taken, n_rej = carry
@@ -244,13 +248,16 @@ def _simulate(mech, params, q0, v0, ctrl_arr, *, t0, dt, n_steps, save_every, in
     return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
 
 
-def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0, **kwargs):
+def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0,
+                   t_offset=None, **kwargs):
     """`simulate` vmapped over a batch: params leaves with a leading batch axis
     (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
-    None if shared). Returns a Trajectory whose arrays have a leading batch axis."""
+    None if shared). t_offset: optional (traced) start time added to t_span, so that runs
+    of equal length starting at different times share one compilation.
+    Returns a Trajectory whose arrays have a leading batch axis."""
     controls = kwargs.pop("controls", None)
     ctrl_axis = None if controls is None or callable(controls) or jnp.ndim(controls) == 2 else 0
-    fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt,
+    fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt, t_offset=t_offset,
                                      controls=c if c is not None else controls, **kwargs)
     if ctrl_axis is None:
         return jax.vmap(lambda p, q, v: fn(p, q, v, None), in_axes=(params_axis, state_axis, state_axis))(
