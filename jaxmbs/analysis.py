@@ -67,9 +67,9 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     v = jnp.zeros_like(q) if v is None else jnp.asarray(v, q.dtype)
     if q.shape != (n,):
         raise ValueError(f"q must have shape ({n},), got {q.shape}")
-    mask = jnp.asarray(_free_mask(mech, fixed), q.dtype)
+    mask = tuple(float(x) for x in _free_mask(mech, fixed))
     t = jnp.asarray(t, q.dtype)
-    res = _assemble(mech, params, q, v, t, mask, iterations, tol)
+    res = _assemble_jit(mech, params, q, v, t, mask=mask, iterations=iterations, tol=tol)
     if check and not _is_tracer(params, q, v, t) and int(res.status) != 0:
         terms = constraint_terms(mech, params, res.q, res.v, t)
         phi = np.asarray(terms.phi)
@@ -86,22 +86,49 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     return res
 
 
-def _assemble(mech, params, q, v, t, mask, iterations, tol):
-    return _assemble_jit(mech, params, q, v, t, mask, iterations=iterations, tol=tol)
+@partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
+def _newton(mech, mask, iterations, params, q, t):
+    """Newton's method on Phi(q, t) = 0 over the free coordinates (mask = 1).
+
+    Differentiated implicitly (custom JVP, transposed automatically for reverse mode):
+    at the solution, Phi_q dq = -(dPhi/dparams dparams + dPhi/dt dt), with the fixed
+    coordinates' tangents taken from the guess and the free ones of least norm, the same
+    choice the Newton steps make. No iteration is differentiated or stored.
+    """
+    maskv = jnp.asarray(mask, q.dtype)
+    zero = jnp.zeros_like(q)
+
+    def newton(qq, _):
+        terms = constraint_terms(mech, params, qq, zero, t)
+        return qq + _min_norm_step(terms.jac, terms.phi, maskv), None
+
+    q, _ = jax.lax.scan(newton, q, None, length=iterations)
+    return q
 
 
-@partial(jax.jit, static_argnames=("iterations", "tol"))
-def _assemble_jit(mech, params, q, v, t, mask, *, iterations, tol):
+@_newton.defjvp
+def _newton_jvp(mech, mask, iterations, primals, tangents):
+    params, q, t = primals
+    dparams, dq, dt = tangents
+    qs = _newton(mech, mask, iterations, params, q, t)
+    maskv = jnp.asarray(mask, q.dtype)
+    zero = jnp.zeros_like(q)
+    phi = lambda p, tt: constraint_terms(mech, p, qs, zero, tt).phi
+    _, dphi = jax.jvp(phi, (params, t), (dparams, dt))
+    jac = constraint_terms(mech, params, qs, zero, t).jac
+    dq_fixed = (1.0 - maskv) * dq
+    dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
+    return qs, dq_fixed + dq_free
+
+
+@partial(jax.jit, static_argnames=("mask", "iterations", "tol"))
+def _assemble_jit(mech, params, q, v, t, *, mask, iterations, tol):
     m = mech.n_constraints
     if m == 0:
         z = jnp.zeros((), q.dtype)
         return AssemblyResult(q, v, z, z, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
-
-    def newton(qq, _):
-        terms = constraint_terms(mech, params, qq, v, t)
-        return qq + _min_norm_step(terms.jac, terms.phi, mask), None
-
-    q, _ = jax.lax.scan(newton, q, None, length=iterations)
+    q = _newton(mech, mask, iterations, params, q, t)
+    mask = jnp.asarray(mask, q.dtype)
     terms = constraint_terms(mech, params, q, v, t)
     v = v + _min_norm_step(terms.jac, terms.jac @ v + terms.phit, mask)
     terms = constraint_terms(mech, params, q, v, t)
@@ -109,7 +136,7 @@ def _assemble_jit(mech, params, q, v, t, mask, *, iterations, tol):
     vres = jnp.max(jnp.abs(terms.jac @ v + terms.phit))
     scale = 1.0 + jnp.max(jnp.abs(q))
     ok = (res <= tol * scale) & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
-    rank = jnp.linalg.matrix_rank(terms.jac).astype(jnp.int32)
+    rank = jnp.linalg.matrix_rank(jax.lax.stop_gradient(terms.jac)).astype(jnp.int32)
     return AssemblyResult(q, v, res, vres, rank, jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32))
 
 

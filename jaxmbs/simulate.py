@@ -83,7 +83,7 @@ def _check_initial_state(mech, params, q0, v0, t0, tol):
 def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
              solver=SchurCholesky(), controls=None, save_every: int = 1,
              drift_tol: float = 1e-6, check_initial: bool = True,
-             initial_tol: float = 1e-6, t_offset=None) -> Trajectory:
+             initial_tol: float = 1e-6, t_offset=None, checkpoint=False) -> Trajectory:
     """Forward dynamics from (q0, v0) over t_span = (t0, t1) (s).
 
     Args:
@@ -104,6 +104,11 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         initial state violates the constraints by more than initial_tol.
       t_offset: optional scalar (may be traced) added to t_span: simulations of the same
         length starting at different times then share one compilation.
+      checkpoint: reverse-mode memory policy. False (default) stores every step's
+        residuals; True wraps each save interval (save_every steps) in `jax.checkpoint`,
+        so reverse mode stores only the saved states and recomputes the steps between
+        them (memory ~ number of save points, about one extra forward pass of time); or a
+        `jax.checkpoint_policies` policy applied to each save interval.
     Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
     gets its own status; a failing member never affects the others.
     """
@@ -135,13 +140,14 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
     return _simulate(mech, params, q0, v0, ctrl_arr, t_start, dt=dt, n_steps=n_steps,
                      save_every=save_every, integrator=integrator, stabilizer=stabilizer,
-                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol)
+                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint)
 
 
 @functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
-                                             "stabilizer", "solver", "ctrl_fn", "drift_tol"))
+                                             "stabilizer", "solver", "ctrl_fn", "drift_tol",
+                                             "checkpoint"))
 def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
-              stabilizer, solver, ctrl_fn, drift_tol):
+              stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
     dtype = q0.dtype
     nu = mech.n_controls
 
@@ -188,6 +194,10 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             carry, _ = jax.lax.scan(one, carry, ks)
             return carry, carry[0]
 
+        if checkpoint is not False:
+            policy = None if checkpoint is True else checkpoint
+            chunk = jax.checkpoint(chunk, policy=policy)
+
         (yf, status), ys = jax.lax.scan(chunk, (y0, status0), jnp.arange(n_save))
         n_taken = jnp.asarray(n_steps, jnp.int32)
         n_rej = jnp.zeros((), jnp.int32)
@@ -225,6 +235,8 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 
         carry0 = (t0, y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
                   buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+        if checkpoint is not False:
+            one = jax.checkpoint(one, policy=None if checkpoint is True else checkpoint)
         carry, _ = jax.lax.scan(one, carry0, None, length=integrator.max_steps)
         _, _, _, idx, ys, status, n_taken, n_rej = carry
         status = status | jnp.where(idx < n_save, st.MAX_STEPS, 0).astype(jnp.int32)
