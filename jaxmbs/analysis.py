@@ -10,7 +10,7 @@ import numpy as np
 
 from . import status as st
 from .equations import constraint_rows, constraint_terms, energy_terms, mass_matrix
-from .saddle import SchurCholesky
+from .saddle import SchurCholesky, cholesky_solve
 from .simulate import _is_tracer
 from .planar.geometry import cross, rotate
 from .dynamics import accelerations
@@ -45,8 +45,23 @@ def _min_norm_step(J, r, mask, reg=1e-12):
     Jf = J * mask
     A = Jf @ Jf.T
     mu = reg * (jnp.trace(A) / max(A.shape[0], 1) + 1e-30)
-    y = jnp.linalg.solve(A + mu * jnp.eye(A.shape[0], dtype=A.dtype), r)
+    y, _ = cholesky_solve(A + mu * jnp.eye(A.shape[0], dtype=A.dtype), r)
     return -(Jf.T @ y)
+
+
+def _square_solve(J, b):
+    """Solve the square system J x = b through the normal equations J J^T y = b, x = J^T y
+    (Cholesky, unrolled element-wise for small systems) with one step of iterative
+    refinement to recover the accuracy the squared condition number costs.
+
+    Used instead of jnp.linalg.solve: under vmap, jaxlib 0.10's batched LU (getrf) splits
+    large batches over XLA's worker threads and can deadlock on CPU.
+    """
+    A = J @ J.T
+    y, _ = cholesky_solve(A, b)
+    x = J.T @ y
+    y2, _ = cholesky_solve(A, b - J @ x)
+    return x + J.T @ y2
 
 
 def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-10,
@@ -205,13 +220,13 @@ def _kinematics(mech, params, q_guess, ts, *, iterations, tol):
 
         def newton(qq, _):
             terms = constraint_terms(mech, params, qq, zeros, t)
-            return qq - jnp.linalg.solve(terms.jac, terms.phi), None
+            return qq - _square_solve(terms.jac, terms.phi), None
 
         q, _ = jax.lax.scan(newton, q, None, length=iterations)
         terms = constraint_terms(mech, params, q, zeros, t)
-        v = jnp.linalg.solve(terms.jac, -terms.phit)
+        v = _square_solve(terms.jac, -terms.phit)
         terms = constraint_terms(mech, params, q, v, t)
-        a = jnp.linalg.solve(terms.jac, terms.gamma)
+        a = _square_solve(terms.jac, terms.gamma)
         res = jnp.max(jnp.abs(terms.phi))
         return (q, v, t), (q, v, a, res)
 

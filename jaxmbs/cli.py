@@ -1,0 +1,240 @@
+"""The ``jaxmbs`` command.
+
+    jaxmbs --version
+    jaxmbs demo [--batch 4096] [--seed 0] [--points 73] [--out demo.png] [--no-plot] [--json]
+
+``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
+REFERENCES.md Sec. 2 (Simeon's "crank" problem, rigid variant): the crank turns at a
+constant 150 rad/s, imposed by a driving constraint, and for every member of a batch of
+mechanisms with perturbed link lengths (+-2 % uniform) and masses (+-5 % uniform) the
+motor torque over one revolution is computed by inverse dynamics. The whole batch is one
+jitted, vmapped program: parameters are set with `Mechanism.replace`, every member is
+re-assembled with `jaxmbs.assemble` (the crank angle held) and then analysed with
+`jaxmbs.inverse_dynamics`. It prints percentiles of the peak driving torque, the members
+that failed (by status code), the throughput and the compile time, and writes a PNG
+with the torque band over the crank angle and the histogram of peak torques.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections import Counter
+
+__all__ = ["main", "demo", "slider_crank"]
+
+# REFERENCES.md Sec. 2 (SI units)
+L1, L2 = 0.15, 0.30  # crank and connecting-rod lengths, m
+M1, J1 = 0.36, 0.002727  # crank mass (kg) and inertia about the pivot (kg m^2)
+M2, J2 = 0.151104, 0.0045339259  # rod mass, inertia about the crank-pin end
+M3 = 0.075552  # slider mass, kg
+OMEGA = 150.0  # crank speed, rad/s
+
+
+def slider_crank(omega=OMEGA):
+    """The driven slider-crank of REFERENCES.md Sec. 2 at crank angle 0; `Model.build()`.
+
+    Bodies: 'crank' (reference point and CG at the pivot O = (0, 0); J1 is about the
+    pivot; with g = 0 and a constant speed the crank's CG position does not change the
+    motor torque), 'rod' (reference point at its centre, inertia J2 - M2 (L2/2)^2 about
+    its CG) and 'slider' (a body on a prismatic joint along the x axis through O; its
+    inertia is irrelevant because it cannot turn). Joints: revolutes 'O' (ground-crank),
+    'A' (crank-rod, A.point_i = (L1, 0) on the crank, A.point_j = (-L2/2, 0) on the rod),
+    'B' (rod-slider, B.point_i = (L2/2, 0)), prismatic 'P' (ground-slider), and the driver
+    'motor': crank angle = omega t (rad). reactions['motor']['effort'] is the motor torque
+    on the crank in N m, positive in the direction of rotation.
+    """
+    import jaxmbs
+
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    m.add_body("crank", mass=M1, inertia=J1, position=(0.0, 0.0))
+    m.add_body("rod", mass=M2, inertia=J2 - M2 * (L2 / 2) ** 2, position=(L1 + L2 / 2, 0.0))
+    m.add_body("slider", mass=M3, inertia=1e-4, position=(L1 + L2, 0.0))
+    m.add_revolute("O", "ground", "crank", at=(0.0, 0.0))
+    m.add_revolute("A", "crank", "rod", at=(L1, 0.0))
+    m.add_revolute("B", "rod", "slider", at=(L1 + L2, 0.0))
+    m.add_prismatic("P", "ground", "slider", axis=(1.0, 0.0), at=(L1 + L2, 0.0))
+    m.drive_joint("motor", "O", jaxmbs.constant_velocity(omega))
+    return m.build()
+
+
+def _lapack_safe_chunk(n):
+    """Largest number of batch members whose n x n LAPACK solves jaxlib runs inline.
+
+    jaxlib 0.10.x splits a batched LAPACK call (getrf, potrf, ...) across XLA's CPU
+    intra-op thread pool once batch * n^3 >= 200000, and the calling pool thread then
+    blocks until the pieces finish; when the program runs as many such calls at once as
+    the pool has threads, every thread waits and the process deadlocks (nondeterministically,
+    more often on few cores). `jaxmbs.kinematics` and `assemble` solve n x n systems per
+    member, so the demo maps over the batch in chunks that stay below the threshold.
+    """
+    return max(1, 199_999 // max(n, 1) ** 3)
+
+
+def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
+    """Run the Monte-Carlo inverse-dynamics demo; returns the summary dict.
+
+    batch: number of mechanisms; seed: PRNG seed; points: time points over one crank
+    revolution (first and last at 0 and 360 degrees); out: PNG path or None; quiet: print
+    nothing. Needs float64 (jax_enable_x64, which `main` switches on): the Newton
+    tolerances of assemble / kinematics are 1e-10.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import jaxmbs
+    from jaxmbs import status as st
+
+    mech, params, q0, v0 = slider_crank()
+    I2 = J2 - M2 * (L2 / 2) ** 2
+    k1, k2 = jax.random.split(jax.random.PRNGKey(seed))
+    u_len = jax.random.uniform(k1, (batch, 2), minval=-1.0, maxval=1.0)
+    u_mass = jax.random.uniform(k2, (batch, 3), minval=-1.0, maxval=1.0)
+    lengths = jnp.array([L1, L2]) * (1 + 0.02 * u_len)  # m, +-2 %
+    masses = jnp.array([M1, M2, M3]) * (1 + 0.05 * u_mass)  # kg, +-5 %
+    ts = jnp.linspace(0.0, 2 * math.pi / OMEGA, points)
+
+    def member(x):
+        """Peak-torque analysis of one mechanism: lengths (2,) m, masses (3,) kg."""
+        (l1, l2), (m1, m2, m3) = x
+        # crank and rod keep their shape: inertia scales with mass * length^2
+        p = mech.replace(params, {
+            "A.point_i": jnp.stack([l1, 0.0]), "A.point_j": jnp.stack([-l2 / 2, 0.0]),
+            "B.point_i": jnp.stack([l2 / 2, 0.0]),
+            "crank.mass": m1, "crank.inertia": J1 * (m1 / M1) * (l1 / L1) ** 2,
+            "rod.mass": m2, "rod.inertia": I2 * (m2 / M2) * (l2 / L2) ** 2,
+            "slider.mass": m3,
+        })
+        asm = jaxmbs.assemble(mech, p, q0, v0, fixed=("crank.theta",))
+        inv = jaxmbs.inverse_dynamics(mech, p, asm.q, ts, iterations=5)
+        return inv.reactions["motor"]["effort"], asm.status | inv.status
+
+    if jax.default_backend() == "cpu":
+        chunk = min(batch, _lapack_safe_chunk(max(mech.n_coords, mech.n_constraints)))
+        run = jax.jit(lambda xs: jax.lax.map(member, xs, batch_size=chunk))
+    else:
+        chunk = batch
+        run = jax.jit(jax.vmap(member))
+    xs = ((lengths[:, 0], lengths[:, 1]), (masses[:, 0], masses[:, 1], masses[:, 2]))
+    jax.block_until_ready(xs)
+
+    t0 = time.perf_counter()
+    compiled = run.lower(xs).compile()
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    torque, status = jax.block_until_ready(compiled(xs))
+    wall_s = time.perf_counter() - t0
+
+    torque, status = np.asarray(torque), np.asarray(status)
+    ok = status == 0
+    peak = np.max(np.abs(torque), axis=1)
+    failed = Counter(st.describe(int(c)) for c in status[~ok])
+    pct = (np.percentile(peak[ok], [5, 50, 95]) if ok.any() else np.full(3, np.nan))
+    result = {
+        "batch": int(batch), "seed": int(seed), "points": int(points),
+        "peak_torque_percentiles": ({k: float(v) for k, v in zip(("5", "50", "95"), pct)}
+                                    if ok.any() else None),
+        "peak_torque_min": float(peak[ok].min()) if ok.any() else None,
+        "peak_torque_max": float(peak[ok].max()) if ok.any() else None,
+        "failed": int((~ok).sum()), "failed_by_status": dict(failed),
+        "mechanisms_per_s": batch / wall_s, "wall_s": wall_s, "compile_s": compile_s,
+        "backend": jax.default_backend(), "chunk": int(chunk), "png": None,
+    }
+    if out:
+        try:
+            _demo_plot(np.degrees(np.asarray(ts) * OMEGA), torque[ok], peak[ok], pct, out, result)
+            result["png"] = out
+        except ImportError as e:
+            if not quiet:
+                print(f"(no plot: {e})", file=sys.stderr)
+
+    if not quiet:
+        w = 26
+        print("jaxmbs demo: Monte-Carlo inverse dynamics of the driven slider-crank "
+              "(REFERENCES.md Sec. 2)")
+        print(f"{'mechanisms':<{w}}{batch} (L1, L2 +-2 %, masses +-5 %, uniform; seed {seed})")
+        print(f"{'analysis':<{w}}{points} time points over one revolution at {OMEGA:g} rad/s")
+        print(f"{'peak |torque| p5/p50/p95':<{w}}{pct[0]:.3f} / {pct[1]:.3f} / {pct[2]:.3f} N m")
+        if ok.any():
+            print(f"{'peak |torque| min/max':<{w}}{peak[ok].min():.3f} / {peak[ok].max():.3f} N m")
+        fails = ", ".join(f"{n} {k}" for k, n in failed.items()) or "none"
+        print(f"{'failed members':<{w}}{int((~ok).sum())} ({fails})")
+        print(f"{'throughput':<{w}}{batch / wall_s:,.0f} mechanisms/s "
+              f"(wall {wall_s:.2f} s, excluding compile; {jax.default_backend()})")
+        print(f"{'compile time':<{w}}{compile_s:.2f} s")
+        if result["png"]:
+            print(f"{'plot':<{w}}{out}")
+    return result
+
+
+def _demo_plot(angle_deg, torque, peak, pct, path, result):
+    from .plot import _mpl
+
+    import numpy as np
+
+    plt = _mpl()
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained",
+                                 gridspec_kw=dict(width_ratios=(1.6, 1)))
+    if len(torque):
+        lo, p5, p50, p95, hi = np.percentile(torque, [0, 5, 50, 95, 100], axis=0)
+        a1.fill_between(angle_deg, lo, hi, color="C0", alpha=0.15, lw=0, label="min - max")
+        a1.fill_between(angle_deg, p5, p95, color="C0", alpha=0.35, lw=0, label="5 - 95 %")
+        a1.plot(angle_deg, p50, color="C0", lw=1.5, label="median")
+        a2.hist(peak, bins=50, color="C0", alpha=0.8)
+        for v, ls in zip(pct, (":", "-", ":")):
+            a2.axvline(v, color="k", ls=ls, lw=1)
+    a1.axhline(0, color="0.5", lw=0.6)
+    a1.set_xlim(0, 360)
+    a1.set_xticks(range(0, 361, 45))
+    a1.set_xlabel("crank angle (deg)")
+    a1.set_ylabel("driving torque (N m)")
+    a1.set_title(f"motor torque at {OMEGA:g} rad/s, {result['batch']} mechanisms")
+    a1.legend(loc="upper right", fontsize=8)
+    a1.grid(alpha=0.3)
+    a2.set_xlabel("peak |driving torque| over a revolution (N m)")
+    a2.set_ylabel("members")
+    a2.set_title("peak torque (lines: 5, 50, 95 %)")
+    a2.grid(alpha=0.3)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``jaxmbs`` command; returns the exit status."""
+    from . import __version__
+
+    ap = argparse.ArgumentParser(prog="jaxmbs", description="jaxmbs: constrained planar "
+                                 "multibody dynamics in redundant coordinates, in pure JAX.")
+    ap.add_argument("--version", action="version", version=f"jaxmbs {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    d = sub.add_parser("demo", help="Monte-Carlo inverse dynamics of a slider-crank batch",
+                       description=__doc__.split("\n\n")[2].replace("\n", " "))
+    d.add_argument("--batch", type=int, default=4096, help="number of mechanisms (default 4096)")
+    d.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    d.add_argument("--points", type=int, default=73,
+                   help="time points over one revolution (default 73: every 5 degrees)")
+    d.add_argument("--out", default="demo.png", help="PNG to write (default demo.png)")
+    d.add_argument("--no-plot", action="store_true", help="do not write the PNG")
+    d.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
+    args = ap.parse_args(argv)
+
+    if args.command != "demo":
+        ap.print_help()
+        return 1
+    if args.batch < 1 or args.points < 2:
+        ap.error("--batch must be >= 1 and --points >= 2")
+
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    res = demo(args.batch, args.seed, args.points, None if args.no_plot else args.out)
+    if args.json:
+        print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
