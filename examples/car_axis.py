@@ -14,7 +14,7 @@ Built from jaxmbs elements only:
   its derivatives come from autodiff);
 * xb xl + yb yl = 0 says that l lies on the line through the origin perpendicular to
   the arm: add_point_on_line(body_i = arm, point_i = (0, 0), axis_i = (0, 1), body_j = l);
-  the jaxmbs row is (B/L) . l, i.e. the Test Set's constraint divided by L = 1;
+  the jaxmbs row is -(B/L) . l, i.e. the Test Set's constraint divided by -L;
 * |l - r| = L is add_distance between the two particles;
 * the springs are add_spring (ground origin -> l, arm tip -> r), gravity is
   Model(gravity=(0, -g)) acting on the particles' mass k, so their weight is k g.
@@ -76,7 +76,7 @@ def build():
     return m.build()
 
 
-def run(t1=T_END, rtol=1e-11, atol=1e-13, max_steps=20_000, h0=1e-4, save_dt=None):
+def run(t1=T_END, rtol=1e-11, atol=1e-13, max_steps=6000, h0=1e-4, save_dt=None):
     """Simulate to t1; returns dict(traj, q (4,), v (4,) at t1, wall_s)."""
     mech, params, q0, v0 = build()
     integ = mb.DormandPrince5(rtol=rtol, atol=atol, max_steps=max_steps, h0=h0)
@@ -94,7 +94,7 @@ def main(argv=None):
     ap.add_argument("--t1", type=float, default=T_END, help="end time (default 3)")
     ap.add_argument("--rtol", type=float, default=1e-11)
     ap.add_argument("--atol", type=float, default=1e-13)
-    ap.add_argument("--max-steps", type=int, default=20_000)
+    ap.add_argument("--max-steps", type=int, default=6000)
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     a = ap.parse_args(argv)
     r = run(a.t1, a.rtol, a.atol, a.max_steps)

@@ -28,14 +28,18 @@ horizontal).  We use
   is factorised, i.e. the multipliers minimise |A lam - r|^2 + eps' |lam|^2.  This never
   breaks down, also exactly at the singular configuration, where it returns the
   least-norm multipliers (the redundant components, which the physics leaves
-  undetermined, are set to zero) and accelerations that satisfy the acceleration
-  constraints.  The price is a bias of the accelerations inside a window |phi| ~ sqrt(eps)
+  undetermined, are set to zero) and the accelerations of Gauss's principle subject to
+  the (then weaker) acceleration constraints.  Those are finite but not the branch's
+  accelerations (crank acceleration off by 0.74 rad/s^2 at N = 2, 0.94 at N = 40, out
+  of 11): the exactly singular instant is a set of measure zero that a step hits only
+  by accident, and its O(dt) effect is bounded.  The price is a bias of the accelerations inside a window |phi| ~ sqrt(eps)
   around the singular configuration (measured at N = 40, phi = 1e-4: crank acceleration
   error 1e-7 rad/s^2 with eps = 0, 3.5e-3 with eps = 1e-12, 0.14 with eps = 1e-10), and
-  O(eps cond A) elsewhere.  Over 20 s at N = 2 the B0 error is 3.7e-7 m for eps = 0,
-  1e-14 and 1e-12, but 6e-6 m for eps = 1e-10 and 3e-5 m (energy drift 7e-7) for
-  eps = 1e-8: so eps is taken as small as possible while keeping the factorisation
-  regular (below ~2e-13 the pivot test of the Cholesky flags SINGULAR again).
+  O(eps cond A) elsewhere.  With RK4 at dt = 2e-3 (truncation error ~5e-9 m) the B0
+  error after 20 s at N = 2 is 5e-9 m for eps = 0, 6e-9 m for eps = 1e-12, but 6e-6 m
+  for eps = 1e-10 and 3e-5 m (energy drift 7e-7) for eps = 1e-8.  So eps is taken as
+  small as possible while keeping the factorisation regular (below ~2e-13 the pivot
+  test of the Cholesky flags SINGULAR again at an exactly singular configuration).
 * ``Projection`` stabilisation with the same regularised solver: after every step q is
   projected back onto Phi(q) = 0 and v onto Phi_q v = 0 by the M-weighted least-norm
   correction.  This keeps the state on the constraint manifold to round-off, so the

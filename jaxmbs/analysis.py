@@ -10,7 +10,7 @@ import numpy as np
 
 from . import status as st
 from .equations import constraint_rows, constraint_terms, energy_terms, mass_matrix
-from .saddle import SchurCholesky, cholesky_solve
+from .saddle import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulate import _is_tracer
 from .planar.geometry import cross, rotate
 from .dynamics import accelerations
@@ -57,11 +57,9 @@ def _square_solve(J, b):
     Used instead of jnp.linalg.solve: under vmap, jaxlib 0.10's batched LU (getrf) splits
     large batches over XLA's worker threads and can deadlock on CPU.
     """
-    A = J @ J.T
-    y, _ = cholesky_solve(A, b)
-    x = J.T @ y
-    y2, _ = cholesky_solve(A, b - J @ x)
-    return x + J.T @ y2
+    f = CholeskyFactor(J @ J.T)
+    x = J.T @ f.solve(b)
+    return x + J.T @ f.solve(b - J @ x)
 
 
 def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-10,

@@ -14,42 +14,76 @@ import jax.numpy as jnp
 from . import status as st
 from ._tree import static_class
 
-__all__ = ["SchurCholesky", "DenseLU", "cholesky_solve"]
+__all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
 
 
-def _unrolled_cholesky_solve(A, b, tol):
-    """Solve A x = b (A SPD, m x m, m small) with Cholesky written out element-wise.
+def _unrolled_factor(A, tol):
+    """Cholesky factor of a small SPD matrix written out element-wise.
 
     Element-wise scalar arithmetic vectorises across a vmapped batch far better than a
     batched LAPACK call on tiny matrices (DESIGN.md performance notes).
-    Returns x and a flag that is True if a pivot fell below tol * A[j, j].
+    Returns (L as nested lists of scalars, 1/diag, flag True if a pivot fell below
+    tol * A[j, j]).
     """
     m = A.shape[0]
     L = [[None] * m for _ in range(m)]
     bad = jnp.zeros((), bool)
     inv_d = [None] * m
+    zero = jnp.zeros((), A.dtype)
     for j in range(m):
-        d = A[j, j] - sum((L[j][k] ** 2 for k in range(j)), jnp.zeros((), A.dtype))
+        d = A[j, j] - sum((L[j][k] ** 2 for k in range(j)), zero)
         # pivot relative to its own diagonal entry: the fraction of row j that is not a
         # combination of the rows before it (scale-invariant, unlike a global threshold)
         floor = tol * jnp.abs(A[j, j])
         small = d <= floor
         bad = bad | small
         d = jnp.where(small, jnp.maximum(floor, jnp.finfo(A.dtype).tiny), d)
-        ljj = jnp.sqrt(d)
-        L[j][j] = ljj
-        inv_d[j] = 1.0 / ljj
+        L[j][j] = jnp.sqrt(d)
+        inv_d[j] = 1.0 / L[j][j]
         for i in range(j + 1, m):
-            s = A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), jnp.zeros((), A.dtype))
-            L[i][j] = s * inv_d[j]
-    # forward then backward substitution
+            L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), zero)) * inv_d[j]
+    return L, inv_d, bad
+
+
+def _unrolled_apply(factor, b):
+    L, inv_d, _ = factor
+    m = len(inv_d)
+    zero = jnp.zeros((), b.dtype)
     y = [None] * m
     for i in range(m):
-        y[i] = (b[i] - sum((L[i][k] * y[k] for k in range(i)), jnp.zeros((), A.dtype))) * inv_d[i]
+        y[i] = (b[i] - sum((L[i][k] * y[k] for k in range(i)), zero)) * inv_d[i]
     x = [None] * m
     for i in reversed(range(m)):
-        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, m)), jnp.zeros((), A.dtype))) * inv_d[i]
-    return jnp.stack(x), bad
+        x[i] = (y[i] - sum((L[k][i] * x[k] for k in range(i + 1, m)), zero)) * inv_d[i]
+    return jnp.stack(x)
+
+
+class CholeskyFactor:
+    """A Cholesky factorisation of an SPD matrix that can be applied to several right-hand
+    sides (`solve(b)`); `singular` is the pivot flag. Small matrices are factorised
+    element-wise (unrolled), larger ones by LAPACK."""
+
+    def __init__(self, A, tol=None, unroll_max=12):
+        self.m = A.shape[0]
+        tol = 1e3 * jnp.finfo(A.dtype).eps if tol is None else tol
+        self.unrolled = self.m <= unroll_max
+        if self.m == 0:
+            self.singular = jnp.zeros((), bool)
+        elif self.unrolled:
+            self.factor = _unrolled_factor(A, tol)
+            self.singular = self.factor[2]
+        else:
+            L = jnp.linalg.cholesky(A)
+            d = jnp.diagonal(L)
+            self.factor = L
+            self.singular = ~jnp.all(d**2 > tol * jnp.abs(jnp.diagonal(A))) | ~jnp.all(jnp.isfinite(L))
+
+    def solve(self, b):
+        if self.m == 0:
+            return b
+        if self.unrolled:
+            return _unrolled_apply(self.factor, b)
+        return jax.scipy.linalg.cho_solve((self.factor, True), b)
 
 
 def cholesky_solve(A, b, tol=None, unroll_max=12):
@@ -58,18 +92,8 @@ def cholesky_solve(A, b, tol=None, unroll_max=12):
     Small systems (m <= unroll_max) use an element-wise unrolled factorisation; larger ones
     LAPACK's. A pivot below tol * A[j, j] flags the matrix as singular.
     """
-    m = A.shape[0]
-    if tol is None:
-        tol = 1e3 * jnp.finfo(A.dtype).eps
-    if m == 0:
-        return b, jnp.zeros((), bool)
-    if m <= unroll_max:
-        return _unrolled_cholesky_solve(A, b, tol)
-    L = jnp.linalg.cholesky(A)
-    d = jnp.diagonal(L)
-    bad = ~jnp.all(d**2 > tol * jnp.abs(jnp.diagonal(A))) | ~jnp.all(jnp.isfinite(L))
-    x = jax.scipy.linalg.cho_solve((L, True), b)
-    return x, bad
+    f = CholeskyFactor(A, tol, unroll_max)
+    return f.solve(b), f.singular
 
 
 @static_class

@@ -207,7 +207,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         buf0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n_save,) + a.shape, a.dtype), y0)
         span = dt * n_steps
 
-        def one(carry, _):
+        def attempt(carry):
             t, y, h, idx, buf, status, nacc, nrej = carry
             done = idx >= n_save
             target = t_save[jnp.minimum(idx, n_save - 1)]
@@ -224,14 +224,19 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             status = jnp.where(accept, status_acc, status)
             t = jnp.where(accept, t_new, t)
             saved = accept & hit
-            buf = jax.tree_util.tree_map(
-                lambda b, a: jnp.where(saved, b.at[jnp.minimum(idx, n_save - 1)].set(a), b), buf, y)
+            slot = jnp.minimum(idx, n_save - 1)
+            buf = jax.tree_util.tree_map(lambda b, a: b.at[slot].set(jnp.where(saved, a, b[slot])), buf, y)
             idx = idx + saved.astype(jnp.int32)
             h_next = integrator.next_h(h_eff, err)
             h = jnp.where(done, h, jnp.where(hit & accept, jnp.maximum(h, h_next), h_next))
             nacc = nacc + accept.astype(jnp.int32)
             nrej = nrej + ((~accept) & ~done).astype(jnp.int32)
-            return (t, y, h, idx, buf, status, nacc, nrej), None
+            return (t, y, h, idx, buf, status, nacc, nrej)
+
+        def one(carry, _):
+            # once every save point is reached the remaining budget costs nothing (for a
+            # single run; under vmap `cond` becomes a select and all members step on)
+            return jax.lax.cond(carry[3] >= n_save, lambda c: c, attempt, carry), None
 
         carry0 = (t0, y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
                   buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
