@@ -1,0 +1,373 @@
+"""Generate BENCHMARKS.md (repo root) from the JSON results of ``throughput.py``.
+
+    python benchmarks/make_benchmarks_md.py [--results benchmarks/results] [--out BENCHMARKS.md]
+
+Reads ``results/throughput.json`` (``python benchmarks/throughput.py --json``) and, when
+present, ``results/sweep.json`` (``python benchmarks/throughput.py --sweep``) and
+``results/gpu*.json`` (the same harness run on an accelerator).  Nothing is measured
+here: edit the harness, re-run it, then re-run this script.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+ACC_FLOOR = 1e-9  # final-time errors below this (m, rad) count as equal (round-off level)
+
+
+def _load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def g(x, fmt="{:.3g}"):
+    if x is None or x == "":
+        return "n/a"
+    if isinstance(x, (int, float)):
+        return fmt.format(x)
+    return str(x)
+
+
+def e(x):
+    return g(x, "{:.1e}")
+
+
+def machine_lines(m, title):
+    if not m:
+        return []
+    out = [f"**{title}**: {m.get('cpu', '?')}, {m.get('cores', '?')} cores, device "
+           f"`{m.get('device', '?')}`; jax {m.get('jax', '?')} (jaxlib {m.get('jaxlib', '?')}), "
+           f"mujoco {m.get('mujoco', '?')}, numpy {m.get('numpy', '?')}, scipy {m.get('scipy', '?')}, "
+           f"Python {m.get('python', '?')}; jaxmbs {m.get('jaxmbs', '?')} at git "
+           f"`{m.get('git', '?')}`; run {m.get('date', '?')}"
+           + (f"; load average at start {', '.join(f'{x:.2f}' for x in m['loadavg_start'])}"
+              if m.get("loadavg_start") else "") + "."]
+    return out
+
+
+def find(cases, name, dtype="float64", stab="Projection()"):
+    for c in cases:
+        if c["name"] == name and c["dtype"] == dtype and c["stabilizer"] == stab:
+            return c
+    return None
+
+
+def best(cases, name, dtype="float64"):
+    """The faster stabiliser's entry for a case/dtype."""
+    cs = [c for c in cases if c["name"] == name and c["dtype"] == dtype and c.get("jaxmbs_steps_per_s")]
+    return max(cs, key=lambda c: c["jaxmbs_steps_per_s"]) if cs else None
+
+
+def targets_section(T, S):
+    L = ["## Targets of issue 5 (2-core CPU, float64, RK4, dt = 1e-3, batch >= 4096)", "",
+         f"Accuracy is 'equal or better' when jaxmbs's final-time error is at most MuJoCo's or "
+         f"below {ACC_FLOOR:g} (both at round-off level).", "",
+         "| target | measured | status |", "|---|---|---|"]
+    cases = (T or {}).get("cases", [])
+    for name in ("double_pendulum", "slider_crank"):
+        for c in [find(cases, name, "float64", s) for s in ("Projection()", "Baumgarte(10.0)")]:
+            if not c:
+                continue
+            r, rn = c.get("ratio_vs_mujoco"), c.get("ratio_vs_numpy")
+            fe = c["final_error"]
+            acc_ok = (fe.get("jaxmbs") is not None and fe.get("mujoco") is not None
+                      and fe["jaxmbs"] <= max(fe["mujoco"] * 1.0000001, ACC_FLOOR))
+            big = c["batch"] >= 4096
+            met = r is not None and r >= 10 and acc_ok and big
+            gap = f"; gap {10 / r:.1f}x" if r and r < 10 else ""
+            L.append(f"| {name}: >= 10x MuJoCo rollout at equal or better accuracy "
+                     f"({c['stabilizer']}) | {g(c.get('jaxmbs_steps_per_s'))} vs "
+                     f"{g(c.get('mujoco_steps_per_s'))} steps/s = **{g(r, '{:.2f}')}x** at batch "
+                     f"{c['batch']}; final error {e(fe.get('jaxmbs'))} vs MuJoCo {e(fe.get('mujoco'))} "
+                     f"| {'met' if met else 'not met'}{gap}"
+                     f"{'' if acc_ok else ' (accuracy worse than MuJoCo)'} |")
+            metn = rn is not None and rn >= 1000 and big
+            gapn = f"; gap {1000 / rn:.1f}x" if rn and rn < 1000 else ""
+            L.append(f"| {name}: >= 1000x the NumPy per-mechanism loop ({c['stabilizer']}) | "
+                     f"{g(c.get('jaxmbs_steps_per_s'))} vs {g(c.get('numpy_steps_per_s'))} steps/s = "
+                     f"**{g(rn, '{:.0f}')}x** | {'met' if metn else 'not met'}{gapn} |")
+    # compile time of chain64
+    c64 = [c for c in cases if c["name"] == "chain64" and c["dtype"] == "float64"]
+    bodies = [p for p in (S or {}).get("bodies", []) if "n_bodies" in p]
+    cmax = None
+    if c64:
+        cmax = max(c.get("compile_s") or 0 for c in c64)
+    elif bodies:
+        p64 = [p for p in bodies if p["n_bodies"] == 64]
+        if p64:
+            cmax = max((p64[0].get(k) or {}).get("compile_s") or 0
+                       for k in ("jaxmbs_projection", "jaxmbs_baumgarte"))
+    ce = (S or {}).get("exponent_compile_projection")
+    if cmax is not None:
+        L.append(f"| compile time < 10 s for the 64-body chain | {cmax:.1f} s (slowest float64 "
+                 f"configuration) | {'met' if cmax < 10 else 'not met'} |")
+    if ce is not None:
+        L.append(f"| compile time growing at most linearly with bodies | fitted exponent "
+                 f"{ce:.2f} over chains 8..64 (sweep) | {'met' if ce <= 1.15 else 'not met'} |")
+    for st in ("projection", "baumgarte"):
+        ex = (S or {}).get(f"exponent_us_per_step_{st}")
+        if ex is not None:
+            L.append(f"| per-step cost linear in the number of bodies ({st}) | time per "
+                     f"mechanism-step ~ N^{ex:.2f} over chains 8..64 at batch "
+                     f"{(S or {}).get('bodies_batch')} (MuJoCo: N^"
+                     f"{g((S or {}).get('exponent_us_per_step_mujoco'), '{:.2f}')}) | "
+                     f"{'met' if ex <= 1.2 else 'not met'} |")
+    mem = [c for c in cases if (c.get("memory") or {}).get("xla_bytes_per_mech")]
+    if mem:
+        c = find(cases, "double_pendulum") or mem[0]
+        m = c.get("memory") or {}
+        L.append(f"| memory per mechanism reported | {c['name']} float64: state "
+                 f"{m.get('state_bytes_per_mech')} B, XLA {g(m.get('xla_bytes_per_mech'), '{:.0f}')} B "
+                 f"(arguments + outputs + temporaries / batch) | met (reported) |")
+    pts = [p for p in (S or {}).get("batch", []) if "batch" in p]
+    if pts:
+        okb = [p["batch"] for p in pts if (p.get("jaxmbs_float64") or {}).get("steps_per_s")]
+        L.append(f"| batch sizes up to what fits in memory work | ran batches "
+                 f"{', '.join(map(str, okb))}; skipped: {len((S or {}).get('skipped', []))} | "
+                 f"{'met' if okb and max(okb) >= 65536 else 'partly'} |")
+    L.append("| GPU: >= 1e8 mechanism-steps/s for the double pendulum | "
+             + ("see the GPU section" if glob.glob(os.path.join(HERE, "results", "gpu*.json"))
+                else "not measured (no accelerator in this run)") + " | n/a |")
+    return L
+
+
+def cases_section(T):
+    if not T:
+        return ["## Cases", "", "No `results/throughput.json` yet: run "
+                "`python benchmarks/throughput.py --json`.", ""]
+    s = T.get("settings", {})
+    L = ["## Throughput and accuracy per case", "",
+         f"RK4, dt = {s.get('dt', 1e-3)} s; median of {s.get('repeats', 3)} timed repetitions; "
+         f"MuJoCo `rollout` on {s.get('mujoco_threads', '?')} threads (loop closures: soft `connect`, "
+         f"solref {s.get('mujoco_loop_solref')}, solimp {s.get('mujoco_loop_solimp')}); NumPy: one "
+         f"mechanism, dense KKT `np.linalg.solve` per RK4 stage, Baumgarte alpha = beta = 10, "
+         f"single-threaded BLAS.  Parameters {'shared by' if s.get('params_shared', True) else 'per'} "
+         f"the batch members.  Errors are max |observable - reference| at the final time t "
+         f"(reference: SciPy DOP853, rtol 1e-12); *gap* is the largest joint separation over the run (m).",
+         "",
+         "| case | batch | t (s) | dtype | stabiliser | jaxmbs steps/s | MuJoCo | NumPy | x MuJoCo | "
+         "x NumPy | compile (s) | err jaxmbs | err MuJoCo | err NumPy | gap jaxmbs | gap MuJoCo | "
+         "gap NumPy | bytes/mech (state / XLA) |",
+         "|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for c in T.get("cases", []):
+        fe, ce, m = c["final_error"], c["max_constraint_error"], c.get("memory") or {}
+        np_t = fe.get("numpy_t_end")
+        npe = e(fe.get("numpy")) + (f" (t={np_t:g})" if np_t and c.get("t_end") and
+                                    abs(np_t - c["t_end"]) > 1e-12 else "")
+        L.append(f"| {c['name']} | {c['batch']} | {g(c.get('t_end'))} | {c['dtype']} | {c['stabilizer']} | "
+                 f"{g(c.get('jaxmbs_steps_per_s'))} | {g(c.get('mujoco_steps_per_s'))} | "
+                 f"{g(c.get('numpy_steps_per_s'))} | {g(c.get('ratio_vs_mujoco'), '{:.2f}')} | "
+                 f"{g(c.get('ratio_vs_numpy'), '{:.0f}')} | {g(c.get('compile_s'), '{:.1f}')} | "
+                 f"{e(fe.get('jaxmbs'))} | {e(fe.get('mujoco'))} | {npe} | {e(ce.get('jaxmbs'))} | "
+                 f"{e(ce.get('mujoco'))} | {e(ce.get('numpy'))} | {m.get('state_bytes_per_mech', 'n/a')} / "
+                 f"{g(m.get('xla_bytes_per_mech'), '{:.0f}')} |")
+    notes = sorted({n for c in T.get("cases", []) for n in (c.get("notes") or [])})
+    flags = sorted({f"{c['name']} {c['dtype']} {c['stabilizer']}: {', '.join(c['status_flags'])}"
+                    for c in T.get("cases", []) if c.get("status_flags")})
+    L.append("")
+    for n in notes:
+        L.append(f"- {n}")
+    if flags:
+        L.append("- jaxmbs status flags raised (see `jaxmbs.status`): " + "; ".join(flags))
+    la = [(d["name"], d.get("loadavg_start"), d.get("loadavg_end")) for d in T.get("details", [])
+          if d.get("loadavg_start") is not None]
+    if la:
+        L.append("- 1-minute load average of the 2-core machine at the start / end of each case "
+                 "(other work was running; > 2 means the simulators shared the cores): "
+                 + ", ".join(f"{n} {a:.1f}/{b:.1f}" for n, a, b in la))
+    chk = [(d["name"], d.get("jaxmbs_baumgarte_f64_vs_numpy_max_abs_q")) for d in T.get("details", [])
+           if d.get("jaxmbs_baumgarte_f64_vs_numpy_max_abs_q") is not None]
+    if chk:
+        L.append("- Same scheme check: jaxmbs float64 + Baumgarte(10) vs the NumPy loop, max |q| "
+                 "difference at the final time: " + ", ".join(f"{n} {v:.1e}" for n, v in chk))
+    if T.get("plots"):
+        L += ["", *[f"![{os.path.basename(p)}]({p})" for p in T["plots"]]]
+    L.append("")
+    return L
+
+
+def profile_section(T, S):
+    L = ["## Where the time goes (jaxmbs)", ""]
+    det = [d for d in (T or {}).get("details", [])  # skip rows reused from another case
+           if not any("results are the double_pendulum measurement" in n for n in d.get("notes") or [])]
+    any_ = False
+    for d in det:
+        for r in d.get("jaxmbs", []):
+            h = r.get("hlo") or {}
+            ps, st, ou = h.get("per_step"), h.get("per_stage_loop"), h.get("per_step_outside_stages")
+            if not ps:
+                continue
+            if not any_:
+                L += ["Kernel counts of the compiled chunk function (`hlo_profile.py` on "
+                      "`jax.jit(...).lower(...).compile().as_text()`): every top-level HLO "
+                      "instruction is one kernel, a pass over batch-sized arrays. *per step* "
+                      "counts the step loop body plus the RK-stage loop body times its trip count; "
+                      "bytes are output (written) and operand (read) sizes of those kernels "
+                      "per mechanism.", "",
+                      "| case | dtype | stabiliser | kernels / step | per RK stage | outside stages | "
+                      "fusions with gather / scatter / dot(+unfused dots) | custom calls / step | "
+                      "bytes written + read / mech-step |",
+                      "|---|---|---|---:|---:|---:|---|---|---:|"]
+                any_ = True
+            k = ps["kinds"]
+            fus = (f"{k.get('fusion[gather]', 0)} / {k.get('fusion[scatter]', 0)} / "
+                   f"{k.get('fusion[dot]', 0)}+{k.get('dot', 0)}")
+            cc = ", ".join(f"{a} {b}" for a, b in (ps.get("custom_calls") or {}).items()) or "none"
+            L.append(f"| {d['name']} | {r['dtype']} | {r['stabilizer']} | {ps['kernels']} | "
+                     f"{st['kernels'] if st else 'n/a'} (x{st['trip_count'] if st else ''}) | "
+                     f"{ou['kernels'] if ou else 'n/a'} | {fus} | {cc} | "
+                     f"{ps['bytes_written_per_mech'] + ps['bytes_read_per_mech']:.0f} |")
+    L.append("")
+    for d in det:
+        for r in d.get("jaxmbs", []):
+            tp = r.get("time_profile") or {}
+            if "kernel_seconds" not in tp:
+                continue
+            L += [f"**Measured kernel time, {d['name']} {r['dtype']} {r['stabilizer']}** (batch "
+                  f"{tp.get('batch')}, {tp.get('steps')} steps under `jax.profiler.trace`; "
+                  f"{tp['kernel_ns_per_mech_step']:.0f} ns of kernel time and "
+                  f"{tp['wall_ns_per_mech_step']:.0f} ns of wall time per mechanism-step on "
+                  f"{tp['threads']} threads):", "",
+                  "| kernel class | share | | jaxmbs source line | share |", "|---|---:|---|---|---:|"]
+            cl, sr = tp["by_class"][:10], tp["by_source"][:10]
+            for i in range(max(len(cl), len(sr))):
+                a = f"{cl[i][0]} | {cl[i][2]:.0f}%" if i < len(cl) else " | "
+                b = f"`{sr[i][0]}` | {sr[i][2]:.0f}%" if i < len(sr) else " | "
+                L.append(f"| {a} | | {b} |")
+            L.append("")
+    for d in det:
+        phs = d.get("phases") or []
+        if not phs:
+            continue
+        L += [f"Pieces of one evaluation, {d['name']}, float64, each jitted and vmapped over "
+              f"the batch (median wall time of one call):", "",
+              "| piece | " + " | ".join(f"ns/mech at batch {ph['batch']}" for ph in phs)
+              + " | kernels |", "|---|" + "---:|" * (len(phs) + 1)]
+        for k in phs[0]["pieces"]:
+            vs = [ph["pieces"].get(k, {}) for ph in phs]
+            if all("seconds" in v for v in vs):
+                L.append(f"| {k} | " + " | ".join(f"{v['ns_per_mech']:.0f}" for v in vs)
+                         + f" | {vs[0]['kernels']} |")
+        step = [r for r in d.get("jaxmbs", []) if r.get("dtype") == "float64" and r.get("us_per_mech_step")]
+        if step:
+            L.append("")
+            L.append("For comparison, one full RK4 step in the timed run: " + ", ".join(
+                f"{r['stabilizer']} {r['us_per_mech_step'] * 1e3:.0f} ns/mech" for r in step) + ".")
+        L.append("")
+    return L
+
+
+def sweep_section(S):
+    if not S:
+        return ["## Sweeps", "", "No `results/sweep.json` yet: run "
+                "`python benchmarks/throughput.py --sweep`.", ""]
+    L = ["## Sweeps", "", *machine_lines(S.get("machine"), "Sweep machine"), "",
+         f"Command: `{S.get('command')}` ({S.get('total_s', 0):.0f} s).", "",
+         "### Throughput vs batch size (double pendulum, Projection)", "",
+         "| batch | steps | jaxmbs float64 | jaxmbs float32 | MuJoCo | x MuJoCo (f64) | compile f64 (s) | "
+         "XLA bytes/mech f64 |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for p in S.get("batch", []):
+        if "batch" not in p:
+            L.append(f"| error | {p.get('error')} | | | | | | |")
+            continue
+        j64, j32, mj = p.get("jaxmbs_float64") or {}, p.get("jaxmbs_float32") or {}, p.get("mujoco") or {}
+        r = j64.get("steps_per_s") / mj["steps_per_s"] if j64.get("steps_per_s") and mj.get("steps_per_s") else None
+        L.append(f"| {p['batch']} | {p.get('nsteps')} | {g(j64.get('steps_per_s'))} | "
+                 f"{g(j32.get('steps_per_s'))} | {g(mj.get('steps_per_s'))} | {g(r, '{:.2f}')} | "
+                 f"{g(j64.get('compile_s'), '{:.1f}')} | "
+                 f"{g((j64.get('memory') or {}).get('xla_bytes_per_mech'), '{:.0f}')} |")
+    for s in S.get("skipped", []):
+        L.append(f"\n- {s}")
+    L += ["", f"### Cost vs number of bodies (chains, float64, batch {S.get('bodies_batch')})", "",
+          "| bodies | steps | us/mech-step Projection | us/mech-step Baumgarte | MuJoCo us | NumPy us | "
+          "compile P (s) | compile B (s) | kernels/step P | custom calls/step P | bytes/mech-step P |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    for p in S.get("bodies", []):
+        if "n_bodies" not in p:
+            L.append(f"| error | {p.get('error')} | | | | | | | | | |")
+            continue
+        jp, jb = p.get("jaxmbs_projection") or {}, p.get("jaxmbs_baumgarte") or {}
+        mj, npr = p.get("mujoco") or {}, p.get("numpy") or {}
+        cc = ", ".join(f"{a} {b}" for a, b in (jp.get("custom_calls_per_step") or {}).items()) or "none"
+        L.append(f"| {p['n_bodies']} | {p.get('nsteps')} | {g(jp.get('us_per_mech_step'))} | "
+                 f"{g(jb.get('us_per_mech_step'))} | "
+                 f"{g(1e6 / mj['steps_per_s'] if mj.get('steps_per_s') else None)} | "
+                 f"{g(1e6 / npr['steps_per_s'] if npr.get('steps_per_s') else None)} | "
+                 f"{g(jp.get('compile_s'), '{:.1f}')} | {g(jb.get('compile_s'), '{:.1f}')} | "
+                 f"{g(jp.get('kernels_per_step'), '{:d}')} | {cc} | {g(jp.get('bytes_per_mech_step'), '{:.0f}')} |")
+    ex = [(k, S.get(k)) for k in ("exponent_us_per_step_projection", "exponent_us_per_step_baumgarte",
+                                  "exponent_us_per_step_mujoco", "exponent_compile_projection",
+                                  "exponent_compile_baumgarte")]
+    L += ["", "Fitted power laws over chains 8..64 (cost ~ N^k): " +
+          ", ".join(f"{k.replace('exponent_', '')} k = {v:.2f}" for k, v in ex if v is not None) + "."]
+    if S.get("plots"):
+        L += ["", *[f"![{os.path.basename(p)}]({p})" for p in S["plots"]]]
+    L.append("")
+    return L
+
+
+def gpu_section():
+    files = sorted(glob.glob(os.path.join(HERE, "results", "gpu*.json")))
+    if not files:
+        return []
+    L = ["## Accelerator runs", ""]
+    for f in files:
+        G = _load(f)
+        if not G:
+            continue
+        L += machine_lines(G.get("machine"), f"{os.path.basename(f)}")
+        L += ["", "| case | batch | dtype | stabiliser | jaxmbs steps/s | compile (s) | err jaxmbs |",
+              "|---|---:|---|---|---:|---:|---:|"]
+        for c in G.get("cases", []):
+            L.append(f"| {c['name']} | {c['batch']} | {c['dtype']} | {c['stabilizer']} | "
+                     f"{g(c.get('jaxmbs_steps_per_s'))} | {g(c.get('compile_s'), '{:.1f}')} | "
+                     f"{e((c.get('final_error') or {}).get('jaxmbs'))} |")
+        L.append("")
+    return L
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    args = ap.parse_args(argv)
+    T = _load(os.path.join(args.results, "throughput.json"))
+    S = _load(os.path.join(args.results, "sweep.json"))
+    L = ["# jaxmbs benchmarks", "",
+         "<!-- GENERATED FILE: do not edit by hand. -->",
+         "*Generated by `python benchmarks/make_benchmarks_md.py` from `benchmarks/results/*.json`, "
+         "which `python benchmarks/throughput.py --json` (cases) and "
+         "`python benchmarks/throughput.py --sweep` (sweeps) write; `--write-md` on either "
+         "command regenerates this file.*", ""]
+    if T:
+        L += machine_lines(T.get("machine"), "Machine")
+        L += ["", f"Command: `{T.get('command')}` ({T.get('total_s', 0):.0f} s). The machine is "
+              "shared and noisy: compare numbers within one run, not across runs.", ""]
+    L += targets_section(T, S) + [""]
+    L += cases_section(T)
+    L += profile_section(T, S)
+    L += sweep_section(S)
+    L += gpu_section()
+    L += ["## Method", "",
+          "See the docstring of `benchmarks/throughput.py`: the cases and baselines are in "
+          "`benchmarks/baselines/` (cases.py, mujoco_models.py, numpy_kkt.py, reference.py), the "
+          "jaxmbs models in `benchmarks/jaxmbs_models.py` (bodies' reference points at their "
+          "centres of gravity, so the state is the NumPy baseline's absolute coordinates), and "
+          "the kernel counter in `benchmarks/hlo_profile.py`.", ""]
+    with open(args.out, "w") as f:
+        f.write("\n".join(L))
+    return args.out
+
+
+if __name__ == "__main__":
+    print(main(sys.argv[1:]))
