@@ -43,26 +43,9 @@ import numpy as np  # noqa: E402
 
 import jaxmbs  # noqa: E402
 
-L1, L2 = 0.15, 0.30  # m
-M1, J1 = 0.36, 0.002727  # kg, kg m^2 about the pivot
-M2, J2 = 0.151104, 0.0045339259  # kg, kg m^2 about the crank-pin end
-M3 = 0.075552  # kg
-OMEGA = 150.0  # rad/s
-
-
-def build(omega=OMEGA):
-    """The slider-crank at crank angle 0 (all links on the x axis): `Model.build()`."""
-    m = jaxmbs.Model(gravity=(0.0, 0.0))
-    m.add_body("crank", mass=M1, inertia=J1, position=(0.0, 0.0), cg=(0.0, 0.0))
-    m.add_body("rod", mass=M2, inertia=J2 - M2 * (L2 / 2) ** 2, position=(L1 + L2 / 2, 0.0))
-    # the slider cannot turn, so its inertia does not enter; any positive value will do
-    m.add_body("slider", mass=M3, inertia=1e-4, position=(L1 + L2, 0.0))
-    m.add_revolute("O", "ground", "crank", at=(0.0, 0.0))
-    m.add_revolute("A", "crank", "rod", at=(L1, 0.0))
-    m.add_revolute("B", "rod", "slider", at=(L1 + L2, 0.0))
-    m.add_prismatic("P", "ground", "slider", axis=(1.0, 0.0), at=(L1 + L2, 0.0))
-    m.drive_joint("motor", "O", jaxmbs.constant_velocity(omega))
-    return m.build()
+# the model is the one `jaxmbs demo` uses (REFERENCES.md Sec. 2; see its docstring)
+from jaxmbs.cli import L1, L2, OMEGA  # noqa: E402
+from jaxmbs.cli import slider_crank as build  # noqa: E402
 
 
 def slider_acceleration_exact(phi, omega=OMEGA):
