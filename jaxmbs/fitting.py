@@ -42,7 +42,7 @@ import functools
 import math
 import re
 import time
-from typing import Any, Callable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -61,7 +61,7 @@ from .stabilize import Projection
 __all__ = [
     # outputs and measurements
     "Output", "coordinate", "velocity", "angle", "point", "reaction",
-    "Measurement", "synthetic", "evaluate_outputs",
+    "Measurement", "synthetic", "evaluate_outputs", "align", "residuals", "loss",
     # trainable parameters
     "Trainable", "default_transform",
     # problem and fit
@@ -271,7 +271,7 @@ def _as_measurement(meas, mech):
         raise ValueError(f"measurement of {meas.output.name}: sigma must be positive and finite")
     if not np.all(np.isfinite(vals)):
         raise ValueError(f"measurement of {meas.output.name}: values contain NaN/inf")
-    return Measurement(meas.output, jnp.asarray(t), jnp.asarray(vals), jnp.asarray(sig), None)
+    return Measurement(meas.output, jnp.asarray(t), jnp.asarray(vals), jnp.asarray(np.array(sig_b)), None)
 
 
 def synthetic(mech, params, traj, outputs, times=None, *, rel_noise=0.0, abs_noise=0.0,
@@ -319,6 +319,51 @@ def _grid_index(t0, h, n_save, times, what="measurement"):
             f"t0 + k * {h:.6g} s, k = 0..{n_save - 1} (t0 = {t0:g}); choose times on the grid, "
             "or change dt / save_every")
     return k
+
+
+def align(mech, measurements, t_span, dt, save_every=1) -> tuple:
+    """Validate measurements and attach their save-point indices for a simulation over
+    t_span with step dt saving every `save_every` steps (times must lie on that grid)."""
+    t0, t1 = float(t_span[0]), float(t_span[1])
+    n_steps = int(round((t1 - t0) / dt))
+    h = dt * save_every
+    n_save = n_steps // save_every + 1
+    out = []
+    for meas in ([measurements] if isinstance(measurements, Measurement) else measurements):
+        mm = _as_measurement(meas, mech)
+        k = _grid_index(t0, h, n_save, np.asarray(mm.times), f"{mm.output.name} measurement")
+        out.append(dataclasses.replace(mm, index=jnp.asarray(k, jnp.int32)))
+    return tuple(out)
+
+
+def residuals(mech, params, traj, measurements):
+    """Weighted residuals (simulated - measured) / sigma of `measurements` against a
+    Trajectory, stacked; +inf everywhere if the simulation went non-finite. Measurements
+    need their indices (`align`, or a `Problem`'s) when traj is traced; otherwise they are
+    aligned here from traj.t."""
+    ms = measurements
+    if any(m.index is None for m in ms):
+        tt = np.asarray(traj.t)
+        h = float(tt[1] - tt[0]) if tt.size > 1 else 1.0
+        aligned = []
+        for x in ms:
+            m = _as_measurement(x, mech)
+            k = _grid_index(tt[0], h, tt.size, np.asarray(m.times), f"{m.output.name} measurement")
+            aligned.append(dataclasses.replace(m, index=jnp.asarray(k, jnp.int32)))
+        ms = aligned
+    rs = []
+    for m in ms:
+        sim = m.output.evaluate(mech, params, traj.q[m.index], traj.v[m.index], traj.lam[m.index])
+        rs.append(m.weighted_residual(sim))
+    r = jnp.concatenate(rs)
+    bad = (traj.status & st.NONFINITE) > 0
+    return jnp.where(bad, jnp.inf, r)
+
+
+def loss(mech, params, traj, measurements):
+    """0.5 * mean(residuals^2) of `measurements` against a Trajectory (see `residuals`)."""
+    r = residuals(mech, params, traj, measurements)
+    return 0.5 * jnp.mean(r**2)
 
 
 # =====================================================================================
@@ -392,7 +437,7 @@ class Trainable:
                         raise ValueError(f"bounds of {label}: need lo < hi, got {b}")
                     tf = "box"
                 else:
-                    lo = hi = math.nan
+                    lo = hi = None
                     tf = tf or default_transform(key, v)
                     if tf not in ("log", "identity"):
                         raise ValueError(f"transform of {label}: 'log' or 'identity' (or give bounds), got {tf!r}")
@@ -559,13 +604,7 @@ class Problem:
             measurements = [measurements]
         if not measurements:
             raise ValueError("no measurements given")
-        h = dt * save_every
-        n_save = n_steps // save_every + 1
-        ms = []
-        for meas in measurements:
-            mm = _as_measurement(meas, mech)
-            k = _grid_index(t0, h, n_save, np.asarray(mm.times), f"{mm.output.name} measurement")
-            ms.append(dataclasses.replace(mm, index=jnp.asarray(k, jnp.int32)))
+        ms = align(mech, measurements, (t0, t1), dt, save_every)
         n = mech.n_coords
         q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
         if q0.shape != (n,) or v0.shape != (n,):
@@ -595,6 +634,18 @@ class Problem:
         obj.trainable = Trainable(mech, base, _slots=slots)
         obj._static = dict(static)
         return obj
+
+    def up_to(self, t_max):
+        """The same problem with the samples after t_max (s) weighted zero (sigma = inf).
+
+        Same structure, so jitted fits reuse their compilation: `fit(..., horizons=...)`
+        uses this to fit a growing time window (continuation), which avoids the local
+        minima that long horizons of oscillating or rotating mechanisms create."""
+        children, aux = self.tree_flatten()
+        ms = tuple(dataclasses.replace(m, sigma=jnp.where(m.times[:, None] > t_max + 1e-12, jnp.inf, m.sigma))
+                   for m in self.measurements)
+        children = children[:3] + (ms,) + children[4:]
+        return Problem.tree_unflatten(aux, children)
 
     # ---- evaluation --------------------------------------------------------------------
     @property
@@ -633,14 +684,7 @@ class Problem:
         """Weighted residual vector (simulated - measured) / sigma over all measurements;
         +inf everywhere if the simulation failed (non-finite state)."""
         params = self.trainable.to_params(theta)
-        traj = self.simulate(params=params)
-        rs = []
-        for m in self.measurements:
-            sim = m.output.evaluate(self.mech, params, traj.q[m.index], traj.v[m.index], traj.lam[m.index])
-            rs.append(m.weighted_residual(sim))
-        r = jnp.concatenate(rs)
-        bad = (traj.status & st.NONFINITE) > 0
-        return jnp.where(bad, jnp.inf, r)
+        return residuals(self.mech, params, self.simulate(params=params), self.measurements)
 
     def loss(self, theta):
         """0.5 * mean(residuals^2)."""
@@ -704,7 +748,7 @@ def _run(problem, theta0, cfg: _Settings):
     """
     f = problem.loss
     dtype = theta0.dtype
-    hist0 = jnp.full((cfg.max_iter + 1,), jnp.nan, dtype)
+    hist0 = jnp.zeros((cfg.max_iter + 1,), dtype)  # (no NaN markers: jax_debug_nans)
 
     if cfg.method == "lbfgs":
         opt = optax.lbfgs(memory_size=cfg.memory_size,
@@ -765,7 +809,7 @@ def _run_batch_jit(problem, theta0, cfg):
 
 def fit(problem: Problem, theta0=None, *, method="lbfgs", max_iter: int = 100, gtol: float = 1e-8,
         ftol: float = 1e-10, learning_rate: float = 0.05, memory_size: int = 10,
-        linesearch_steps: int = 20) -> FitResult:
+        linesearch_steps: int = 20, horizons=None) -> FitResult:
     """Minimise problem.loss over theta.
 
     theta0: initial theta (p,), a dict {label: physical value}, Params, or a batch
@@ -774,8 +818,11 @@ def fit(problem: Problem, theta0=None, *, method="lbfgs", max_iter: int = 100, g
     method: 'lbfgs' (optax.lbfgs with the zoom line search, gradients reused through
       optax.value_and_grad_from_state), 'adam' (optax.adam(learning_rate)), or any optax
       GradientTransformation (used like Adam: one gradient per iteration).
-    max_iter: iteration budget; stops earlier when max |dL/dtheta| <= gtol or (L-BFGS) when
-      an iteration changes the loss by at most ftol relative.
+    max_iter: iteration budget (per stage); stops earlier when max |dL/dtheta| <= gtol or
+      (L-BFGS) when an iteration changes the loss by at most ftol relative.
+    horizons: optional increasing times (s): fit the data up to each time in turn, each
+      stage starting where the previous one ended, then all data (continuation in the
+      horizon; one compilation serves all stages). history then concatenates the stages.
     """
     tr = problem.trainable
     if theta0 is None:
@@ -797,27 +844,33 @@ def fit(problem: Problem, theta0=None, *, method="lbfgs", max_iter: int = 100, g
                         int(memory_size), int(linesearch_steps), optimizer=method)
         name = "optax"
     t_start = time.perf_counter()
-    if theta0.ndim == 1:
-        out = jax.block_until_ready(_run_jit(problem, theta0, cfg))
-        theta, fval, hist, k, gn, conv = out
-        all_theta = np.asarray(theta)[None]
-        losses = np.asarray([float(fval)])
-        best = 0
+    stages = [float(h) for h in (horizons or ())] + [None]
+    hists, k_total = [], 0
+    th = theta0
+    for h in stages:
+        prob = problem if h is None else problem.up_to(h)
+        if th.ndim == 1:
+            theta, fval, hist, k, gn, conv = jax.block_until_ready(_run_jit(prob, th, cfg))
+            th = theta
+        else:
+            thetas, fvals, hist_b, ks, gns, convs = jax.block_until_ready(_run_batch_jit(prob, th, cfg))
+            th = thetas
+            losses = np.asarray(fvals)
+            best = int(np.argmin(np.where(np.isfinite(losses), losses, np.inf)))
+            theta, fval, hist, k, gn, conv = (thetas[best], fvals[best], hist_b[best], ks[best],
+                                              gns[best], convs[best])
+        k = int(k)
+        hists.append(np.asarray(hist)[: k + 1])
+        k_total += k
+    if th.ndim == 1:
+        all_theta, losses, best = np.asarray(theta)[None], np.asarray([float(fval)]), 0
     else:
-        out = jax.block_until_ready(_run_batch_jit(problem, theta0, cfg))
-        thetas, fvals, hists, ks, gns, convs = out
-        losses = np.asarray(fvals)
-        best = int(np.nanargmin(np.where(np.isfinite(losses), losses, np.inf)))
-        theta, fval, hist, k, gn, conv = (thetas[best], fvals[best], hists[best], ks[best],
-                                          gns[best], convs[best])
-        all_theta = np.asarray(thetas)
+        all_theta = np.asarray(th)
     seconds = time.perf_counter() - t_start
-    k = int(k)
-    hist = np.asarray(hist)[: k + 1]
     return FitResult(theta=theta, params=tr.to_params(theta), values=tr.values(theta),
-                     loss=float(fval), history=hist, iterations=k, grad_norm=float(gn),
-                     converged=bool(conv), seconds=seconds, method=name, start_losses=losses,
-                     best=best, all_theta=all_theta)
+                     loss=float(fval), history=np.concatenate(hists), iterations=k_total,
+                     grad_norm=float(gn), converged=bool(conv), seconds=seconds, method=name,
+                     start_losses=losses, best=best, all_theta=all_theta)
 
 
 def random_starts(trainable: Trainable, key, n: int, spread: float = 0.5, center=None):
@@ -1278,13 +1331,22 @@ def solve_linear(reg: Regressor, weights=None, rcond: float = 1e-10) -> LinearFi
 
 
 def trajectory_motion(mech, params, traj, u=None):
-    """(t, q, v, a, lam) at a Trajectory's save points, a from the equations of motion
-    (the 'measured' accelerations of a simulation, for testing the regressor)."""
+    """(t, q, v, a, lam) at a Trajectory's save points, a and lam from the equations of
+    motion without stabilisation terms (the "measured" motion of a simulation, e.g. to test
+    the regressor). u: None, an array (n_controls,) or (s, n_controls), or a function u(t)."""
     from .dynamics import accelerations
 
-    def one(q, v, t):
-        acc = accelerations(mech, params, q, v, t, u)
+    nu = mech.n_controls
+    if u is None:
+        us = jnp.zeros((traj.t.shape[0], nu))
+    elif callable(u):
+        us = jax.vmap(lambda t: jnp.asarray(u(t), float).reshape(nu))(traj.t)
+    else:
+        us = jnp.broadcast_to(jnp.asarray(u, float), (traj.t.shape[0], nu))
+
+    def one(q, v, t, uu):
+        acc = accelerations(mech, params, q, v, t, uu)
         return acc.qdd, acc.lam
 
-    a, lam = jax.jit(jax.vmap(one))(traj.q, traj.v, traj.t)
+    a, lam = jax.jit(jax.vmap(one))(traj.q, traj.v, traj.t, us)
     return traj.t, traj.q, traj.v, a, lam
