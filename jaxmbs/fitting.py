@@ -53,6 +53,7 @@ from . import status as st
 from .analysis import reactions as _reactions
 from .equations import constraint_terms, generalized_forces, mass_matrix
 from .integrators import RK4
+from .mechanism import Params
 from .planar.geometry import rotate
 from .saddle import SchurCholesky
 from .simulate import simulate
@@ -757,7 +758,7 @@ def _run(problem, theta0, cfg: _Settings):
         vag = optax.value_and_grad_from_state(f)
 
         def body(c):
-            theta, state, k, _, hist, _, _ = c
+            theta, state, k, _, hist, _, _, _ = c
             value, grad = vag(theta, state=state)
             hist = hist.at[k].set(value)
             updates, state = opt.update(grad, state, theta, value=value, grad=grad, value_fn=f)
@@ -765,35 +766,49 @@ def _run(problem, theta0, cfg: _Settings):
             fnew = optax.tree.get(state, "value")
             gn = jnp.max(jnp.abs(optax.tree.get(state, "grad")))
             conv = (gn <= cfg.gtol) | (jnp.abs(value - fnew) <= cfg.ftol * jnp.maximum(jnp.abs(fnew), 1e-300))
-            # a failed line search (non-finite value) keeps the previous iterate
+            # a failed line search (non-finite value) keeps the previous iterate and stops
             ok = jnp.isfinite(fnew)
             theta_new = jnp.where(ok, theta_new, theta)
-            return theta_new, state, k + 1, jnp.where(ok, fnew, value), hist, gn, conv | ~ok
+            return (theta_new, state, k + 1, jnp.where(ok, fnew, value), hist, gn, conv | ~ok,
+                    conv & ok)
+
+        state0 = opt.init(theta0)
     else:
         opt = cfg.optimizer if cfg.optimizer is not None else optax.adam(cfg.learning_rate)
         vg = jax.value_and_grad(f)
 
         def body(c):
-            theta, state, k, _, hist, _, _ = c
+            theta, (state, best, fbest), k, _, hist, _, _, _ = c
             value, grad = vg(theta)
             hist = hist.at[k].set(value)
+            better = value < fbest
+            best, fbest = jnp.where(better, theta, best), jnp.where(better, value, fbest)
             gn = jnp.max(jnp.abs(grad))
-            conv = (gn <= cfg.gtol) | ~jnp.isfinite(value)
+            conv = gn <= cfg.gtol
+            stop = conv | ~jnp.isfinite(value)
             updates, state = opt.update(grad, state, theta)
-            # once converged, stay at the point whose loss is known
-            theta_new = jnp.where(conv, theta, optax.apply_updates(theta, updates))
-            return theta_new, state, k + jnp.where(conv, 0, 1), value, hist, gn, conv
+            # once stopped, stay at the point whose loss is known
+            theta_new = jnp.where(stop, theta, optax.apply_updates(theta, updates))
+            return (theta_new, (state, best, fbest), k + jnp.where(stop, 0, 1), value, hist, gn,
+                    stop, conv)
+
+        state0 = (opt.init(theta0), theta0, jnp.asarray(jnp.inf, dtype))
 
     def cond(c):
-        _, _, k, _, _, _, conv = c
-        return (k < cfg.max_iter) & ~conv
+        return (c[2] < cfg.max_iter) & ~c[6]
 
-    c0 = (theta0, opt.init(theta0), jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, dtype),
-          hist0, jnp.asarray(jnp.inf, dtype), jnp.zeros((), bool))
-    theta, state, k, fval, hist, gn, conv = jax.lax.while_loop(cond, body, c0)
+    c0 = (theta0, state0, jnp.zeros((), jnp.int32), jnp.asarray(jnp.inf, dtype),
+          hist0, jnp.asarray(jnp.inf, dtype), jnp.zeros((), bool), jnp.zeros((), bool))
+    theta, state, k, fval, hist, gn, stop, conv = jax.lax.while_loop(cond, body, c0)
     if cfg.method != "lbfgs":
-        fval = jnp.where(conv, fval, f(theta))  # loss at the final iterate (forward only)
-    hist = hist.at[k].set(fval)
+        _, best, fbest = state
+        flast = jnp.where(stop, fval, f(theta))  # loss at the last iterate (forward only)
+        hist = hist.at[k].set(flast)
+        use_last = flast <= fbest  # return the best point seen (e.g. if the steps diverged)
+        theta = jnp.where(use_last, theta, best)
+        fval = jnp.where(use_last, flast, fbest)
+    else:
+        hist = hist.at[k].set(fval)
     return theta, fval, hist, k, gn, conv
 
 
@@ -827,10 +842,10 @@ def fit(problem: Problem, theta0=None, *, method="lbfgs", max_iter: int = 100, g
     tr = problem.trainable
     if theta0 is None:
         theta0 = tr.initial()
-    elif isinstance(theta0, dict) or not hasattr(theta0, "shape") and not isinstance(theta0, (list, tuple, np.ndarray)):
+    elif isinstance(theta0, (dict, Params)):
         theta0 = tr.to_theta(theta0)
     theta0 = jnp.asarray(theta0, float)
-    if theta0.shape[-1] != tr.size or theta0.ndim not in (1, 2):
+    if theta0.ndim not in (1, 2) or theta0.shape[-1] != tr.size:
         raise ValueError(f"theta0 must have shape ({tr.size},) or (n_starts, {tr.size}) for "
                          f"parameters {tr.labels}, got {theta0.shape}")
     if isinstance(method, str):
