@@ -11,6 +11,7 @@ body coordinates (`point_i=`, `point_j=`). All inputs in SI units (m, kg, kg m^2
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from typing import Callable, NamedTuple, Optional
@@ -84,6 +85,27 @@ def _nparams(fn):
         return -1
 
 
+def _recorded(method):
+    """Record a successful public builder call (outermost only) so that the model can be
+    written to and re-read from a JSON model file (see `jaxmbs.io`)."""
+    sig = inspect.signature(method)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        self._depth += 1
+        try:
+            out = method(self, *args, **kwargs)
+        finally:
+            self._depth -= 1
+        if self._depth == 0:
+            bound = sig.bind(self, *args, **kwargs)
+            call = {k: v for k, v in bound.arguments.items() if k != "self"}
+            self._calls.append((method.__name__, call))
+        return out
+
+    return wrapper
+
+
 class Model:
     """Builder of a planar mechanism.
 
@@ -101,6 +123,7 @@ class Model:
         self._springs, self._torsions, self._loads = [], [], []
         self._user_constraints, self._user_forces = [], []
         self._joint_kind = {}
+        self._calls, self._depth = [], 0  # recorded builder calls, for jaxmbs.io model files
 
     # ------------------------------------------------------------------ frames
     def _new_name(self, name, what):
@@ -113,6 +136,7 @@ class Model:
         self._names.add(name)
         return name
 
+    @_recorded
     def add_body(self, name, mass, inertia, position=(0.0, 0.0), angle=0.0, cg=(0.0, 0.0),
                  velocity=(0.0, 0.0), angular_velocity=0.0) -> str:
         """Add a rigid body with coordinates (x, y, theta) of its reference frame.
@@ -135,6 +159,7 @@ class Model:
         )
         return name
 
+    @_recorded
     def add_particle(self, name, mass, position, velocity=(0.0, 0.0)) -> str:
         """Add a point mass with coordinates (x, y). mass: kg (> 0); position m; velocity m/s."""
         self._new_name(name, "particle")
@@ -202,6 +227,7 @@ class Model:
         self._joint_kind[name] = (kind, bi, bj, parts)
 
     # ------------------------------------------------------------------ joints
+    @_recorded
     def add_revolute(self, name, body_i, body_j, at=None, point_i=None, point_j=None) -> str:
         """Pin joint: a point of body_i coincides with a point of body_j (2 equations).
 
@@ -224,6 +250,7 @@ class Model:
             if k == "particle":
                 raise ValueError(f"{owner}: {b!r} is a particle, which has no orientation; {hint}")
 
+    @_recorded
     def add_prismatic(self, name, body_i, body_j, axis=(1.0, 0.0), at=None, point_i=None,
                       point_j=None, axis_i=None) -> str:
         """Slider: body_j translates along an axis fixed in body_i, no relative rotation (2 eqs).
@@ -249,6 +276,7 @@ class Model:
         self._joint_kind[name] += (dict(point_i=si, point_j=sj, axis=u),)
         return name
 
+    @_recorded
     def add_point_on_line(self, name, body_i, body_j, axis=(1.0, 0.0), at=None, point_i=None,
                           point_j=None, axis_i=None) -> str:
         """A point of body_j stays on a line fixed in body_i (1 equation); rotation free.
@@ -283,6 +311,7 @@ class Model:
         d = self._global(bj, sj) - self._global(bi, si)
         return float((_rot(qi[2]) @ w_local) @ d)
 
+    @_recorded
     def add_weld(self, name, body_i, body_j, at=None, point_i=None, point_j=None) -> str:
         """Rigid connection: coincident points and fixed relative angle (3 equations)."""
         owner = f"weld {name!r}"
@@ -298,6 +327,7 @@ class Model:
         self._add_joint(name, "weld", body_i, body_j, [p1, p2], point_ref=p1)
         return name
 
+    @_recorded
     def add_distance(self, name, body_i, body_j, at_i=None, at_j=None, point_i=None,
                      point_j=None, length=None) -> str:
         """Massless rod: |P_j - P_i| = length (1 equation).
@@ -330,6 +360,7 @@ class Model:
         return name
 
     # ----------------------------------------------------------------- drivers
+    @_recorded
     def drive_joint(self, name, joint, profile) -> str:
         """Prescribe a joint's relative motion as a function of time (1 equation).
 
@@ -358,6 +389,7 @@ class Model:
         self._add_joint(name, "driver", bi, bj, [part], driver=True)
         return name
 
+    @_recorded
     def drive_coordinate(self, name, body, coordinate, profile) -> str:
         """Prescribe an absolute coordinate ('x', 'y' of the reference point, m; 'theta', rad)
         of a body as f(t) (1 equation). Effort: force/torque applied along that coordinate."""
@@ -379,6 +411,7 @@ class Model:
         self._add_joint(name, "driver", GROUND, body, [part], driver=True)
         return name
 
+    @_recorded
     def drive_angle(self, name, body, profile, relative_to=GROUND) -> str:
         """Prescribe theta_body - theta_relative_to = f(t) (rad); effort: torque on body (N m)."""
         owner = f"driver {name!r}"
@@ -390,6 +423,7 @@ class Model:
         self._add_joint(name, "driver", relative_to, body, [part], driver=True)
         return name
 
+    @_recorded
     def add_constraint(self, name, fn: Callable, params=None) -> str:
         """User constraint Phi(q, t) = 0 (or fn(q, t, params) when params is given).
 
@@ -403,6 +437,7 @@ class Model:
         return name
 
     # ------------------------------------------------------------------ forces
+    @_recorded
     def add_spring(self, name, body_i, body_j, k, c=0.0, length=None, force=0.0, at_i=None,
                    at_j=None, point_i=None, point_j=None) -> str:
         """Translational spring-damper-actuator between two points.
@@ -427,6 +462,7 @@ class Model:
                                   length=L, force=_finite(force, f"{owner}: force")))
         return name
 
+    @_recorded
     def add_torsion_spring(self, name, body_i, body_j, k, c=0.0, angle=None, torque=0.0) -> str:
         """Rotational spring-damper-actuator on theta_j - theta_i.
 
@@ -446,6 +482,7 @@ class Model:
                                    torque=_finite(torque, f"{owner}: torque")))
         return name
 
+    @_recorded
     def add_load(self, name, body, force=(0.0, 0.0), torque=0.0, at=None, point=None,
                  local=False, control=None, fn=None) -> str:
         """Applied force (N) at a point and torque (N m) on a body.
@@ -469,6 +506,7 @@ class Model:
                                 control=-1 if control is None else control, fn=fn))
         return name
 
+    @_recorded
     def add_force(self, name, fn: Callable, params=None) -> str:
         """User generalised force Q(q, v, t, u) (or fn(q, v, t, u, params)) -> (n,) array."""
         self._new_name(name, "force")
