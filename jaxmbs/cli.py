@@ -2,6 +2,8 @@
 
     jaxmbs --version
     jaxmbs demo [--batch 4096] [--seed 0] [--points 73] [--out demo.png] [--no-plot] [--json]
+    jaxmbs simulate MODEL.json --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
+                    [--out results.npz] [--plot fig.png] [--json]
 
 ``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
 REFERENCES.md Sec. 2 (Simeon's "crank" problem, rigid variant): the crank turns at a
@@ -23,7 +25,7 @@ import sys
 import time
 from collections import Counter
 
-__all__ = ["main", "demo", "slider_crank"]
+__all__ = ["main", "demo", "slider_crank", "simulate_file"]
 
 # REFERENCES.md Sec. 2 (SI units)
 L1, L2 = 0.15, 0.30  # crank and connecting-rod lengths, m
@@ -202,6 +204,122 @@ def _demo_plot(angle_deg, torque, peak, pct, path, result):
     plt.close(fig)
 
 
+def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integrator="rk4",
+                  stabilizer="projection", save_every=None, out=None, plot=None, quiet=False) -> dict:
+    """Simulate a JSON model file (``jaxmbs simulate``); returns the summary dict.
+
+    path: model file (`jaxmbs.save_model`). t0, t1, dt: time span and step, s.
+    batch: number of members; perturb: ("key=rel", ...) each member's parameter `key`
+    (see `Mechanism.param_names()`) scaled by 1 + rel * U(-1, 1), independently per member
+    (seed: PRNG seed). integrator: rk4 | dopri5 | semi-implicit-euler | euler.
+    stabilizer: projection | baumgarte | none. save_every: steps between saved samples
+    (default: about 500 samples). out: .npz with t (s,), q, v (batch, s, n), lam
+    (batch, s, m), status (batch,), constraint_error, energy (batch, s), the perturbed
+    parameter values and the coordinate / constraint names. plot: PNG of member 0's
+    time histories. Every member is assembled from the file's initial state (Newton on
+    the positions, least-norm consistent velocities) before it is simulated.
+    """
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import jaxmbs
+    from jaxmbs import status as st
+    from jaxmbs.io import load_model
+
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    n_steps = int(round((t1 - t0) / dt))
+    if n_steps < 1:
+        raise ValueError(f"need t1 > t0 + dt, got t0={t0}, t1={t1}, dt={dt}")
+    if save_every is None:
+        save_every = max(1, n_steps // 500)
+        while n_steps % save_every:
+            save_every -= 1
+    integ = {"rk4": jaxmbs.RK4(), "dopri5": jaxmbs.DormandPrince5(),
+             "semi-implicit-euler": jaxmbs.SemiImplicitEuler(), "euler": jaxmbs.Euler()}
+    stabs = {"projection": jaxmbs.Projection(), "baumgarte": jaxmbs.Baumgarte(10.0),
+             "none": jaxmbs.NoStabilization()}
+    if integrator not in integ:
+        raise ValueError(f"unknown integrator {integrator!r}; choose one of {', '.join(integ)}")
+    if stabilizer not in stabs:
+        raise ValueError(f"unknown stabilizer {stabilizer!r}; choose one of {', '.join(stabs)}")
+
+    mech, params, q0, v0 = load_model(path).build()
+    rng = np.random.default_rng(seed)
+    values = {}
+    for item in perturb:
+        key, sep, rel = item.partition("=")
+        if not sep:
+            raise ValueError(f"--perturb {item!r}: expected KEY=REL, e.g. crank.mass=0.05")
+        try:
+            rel = float(rel)
+        except ValueError:
+            raise ValueError(f"--perturb {item!r}: REL must be a number") from None
+        base = np.asarray(mech.get(params, key))  # raises with the known keys
+        values[key] = base * (1 + rel * rng.uniform(-1, 1, (batch,) + base.shape))
+
+    def member(vals):
+        p = mech.replace(params, vals) if vals else params
+        asm = jaxmbs.assemble(mech, p, q0, v0, t0)
+        tr = jaxmbs.simulate(mech, p, asm.q, asm.v, (t0, t1), dt, integrator=integ[integrator],
+                             stabilizer=stabs[stabilizer], save_every=save_every)
+        return tr._replace(status=tr.status | asm.status)
+
+    vals = {k: jnp.asarray(v) for k, v in values.items()}
+    run = jax.jit(jax.vmap(member)) if values else jax.jit(lambda _: jax.tree_util.tree_map(
+        lambda x: x[None], member({})))
+    t_start = time.perf_counter()
+    compiled = run.lower(vals).compile()
+    compile_s = time.perf_counter() - t_start
+    t_start = time.perf_counter()
+    tr = jax.block_until_ready(compiled(vals))
+    wall_s = time.perf_counter() - t_start
+    if not values and batch > 1:
+        tr = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape[1:]), tr)
+    status = np.asarray(tr.status).reshape(-1)
+    ok = status == 0
+    energy = np.asarray(tr.energy)
+    drift = np.asarray(tr.energy_drift())
+    result = {
+        "model": str(path), "batch": int(batch), "steps": n_steps, "dt": dt, "t0": t0, "t1": t1,
+        "integrator": integrator, "stabilizer": stabilizer,
+        "max_constraint_error": float(np.max(np.asarray(tr.constraint_error))),
+        "max_energy_drift": float(np.max(drift[ok])) if ok.any() else None,
+        "failed": int((~ok).sum()),
+        "failed_by_status": dict(Counter(st.describe(int(c)) for c in status[~ok])),
+        "wall_s": wall_s, "compile_s": compile_s,
+        "mechanism_steps_per_s": batch * n_steps / wall_s, "out": None, "plot": None,
+    }
+    if out:
+        np.savez(out, t=np.asarray(tr.t)[0], q=np.asarray(tr.q), v=np.asarray(tr.v),
+                 lam=np.asarray(tr.lam), status=status, constraint_error=np.asarray(tr.constraint_error),
+                 energy=energy, coordinate_names=np.array(mech.coordinate_names()),
+                 constraint_names=np.array(mech.constraint_names()),
+                 **{f"param:{k}": v for k, v in values.items()})
+        result["out"] = str(out)
+    if plot:
+        from jaxmbs.plot import plot_trajectory
+        one = jax.tree_util.tree_map(lambda x: x[0], tr)
+        plot_trajectory(one, mech, path=plot, title=f"{path} (member 0 of {batch})")
+        result["plot"] = str(plot)
+    if not quiet:
+        w = 24
+        print(f"jaxmbs simulate {path}: {mech.n_coords} coordinates, {mech.n_constraints} constraints")
+        print(f"{'members':<{w}}{batch}" + (f" (perturbed: {', '.join(perturb)}; seed {seed})" if perturb else ""))
+        print(f"{'time':<{w}}{t0:g} .. {t1:g} s, dt {dt:g} s, {n_steps} steps, {integrator}, {stabilizer}")
+        print(f"{'max constraint error':<{w}}{result['max_constraint_error']:.3g}")
+        if result["max_energy_drift"] is not None:
+            print(f"{'max energy drift':<{w}}{result['max_energy_drift']:.3g} (relative)")
+        fails = ", ".join(f"{n} {k}" for k, n in result["failed_by_status"].items()) or "none"
+        print(f"{'failed members':<{w}}{result['failed']} ({fails})")
+        print(f"{'wall / compile':<{w}}{wall_s:.2f} s / {compile_s:.2f} s")
+        for k in ("out", "plot"):
+            if result[k]:
+                print(f"{k:<{w}}{result[k]}")
+    return result
+
+
 def main(argv=None) -> int:
     """Entry point of the ``jaxmbs`` command; returns the exit status."""
     from . import __version__
@@ -219,8 +337,39 @@ def main(argv=None) -> int:
     d.add_argument("--out", default="demo.png", help="PNG to write (default demo.png)")
     d.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     d.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
+    sm = sub.add_parser("simulate", help="simulate a JSON model file (batch, perturbations, npz, plot)",
+                        description=simulate_file.__doc__.split("\n\n")[0])
+    sm.add_argument("model", help="JSON model file (jaxmbs.save_model)")
+    sm.add_argument("--t1", type=float, required=True, help="end time, s")
+    sm.add_argument("--t0", type=float, default=0.0, help="start time, s (default 0)")
+    sm.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
+    sm.add_argument("--batch", type=int, default=1, help="number of members (default 1)")
+    sm.add_argument("--perturb", nargs="*", default=[], metavar="KEY=REL",
+                    help="scale parameter KEY by 1 + REL*U(-1,1) per member, e.g. crank.mass=0.05")
+    sm.add_argument("--seed", type=int, default=0)
+    sm.add_argument("--integrator", default="rk4", help="rk4 | dopri5 | semi-implicit-euler | euler")
+    sm.add_argument("--stabilizer", default="projection", help="projection | baumgarte | none")
+    sm.add_argument("--save-every", type=int, default=None, help="steps between saved samples")
+    sm.add_argument("--out", default=None, help="results .npz")
+    sm.add_argument("--plot", default=None, help="PNG of member 0's time histories")
+    sm.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    sm.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
     args = ap.parse_args(argv)
 
+    if args.command == "simulate":
+        import jax
+
+        jax.config.update("jax_enable_x64", not args.float32)
+        try:
+            res = simulate_file(args.model, args.t1, args.t0, args.dt, args.batch, args.perturb,
+                                args.seed, args.integrator, args.stabilizer, args.save_every,
+                                args.out, args.plot)
+        except (ValueError, OSError) as e:
+            print(f"jaxmbs simulate: error: {e}", file=sys.stderr)
+            return 2
+        if args.json:
+            print(json.dumps(res))
+        return 0 if res["failed"] == 0 else 3
     if args.command != "demo":
         ap.print_help()
         return 1
