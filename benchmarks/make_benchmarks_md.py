@@ -4,7 +4,8 @@
 
 Reads ``results/throughput.json`` (``python benchmarks/throughput.py --json``) and, when
 present, ``results/sweep.json`` (``python benchmarks/throughput.py --sweep``) and
-``results/gpu*.json`` (the same harness run on an accelerator).  Nothing is measured
+``results/gpu*.json`` (the same harness run on an accelerator), and
+``results/gradients*.json`` (``python benchmarks/gradients.py --out ...``).  Nothing is measured
 here: edit the harness, re-run it, then re-run this script.
 """
 from __future__ import annotations
@@ -368,6 +369,81 @@ def gpu_best():
     return out
 
 
+def gradients_section(results_dir):
+    """Reverse-mode cost (``python benchmarks/gradients.py --json --out results/gradients.json``)."""
+    files = sorted(glob.glob(os.path.join(results_dir, "gradients*.json")))
+    L = ["## Gradients", ""]
+    if not files:
+        return L + ["No `results/gradients.json` yet: run "
+                    "`python benchmarks/gradients.py --out benchmarks/results/gradients.json`.", ""]
+    for f in files:
+        R = _load(f)
+        if not R or not R.get("runs"):
+            continue
+        r0 = R["runs"][0]
+        L += [f"**{os.path.basename(f)}**: `{R.get('command', 'python benchmarks/gradients.py')}` on "
+              f"{R.get('backend', '?')} (`{R.get('device', '?')}`, {R.get('cpu_count', '?')} cores), "
+              f"jax {R.get('jax', '?')}, run {R.get('date', '?')}"
+              + (f"; load average at start {', '.join(f'{x:.2f}' for x in R['loadavg_start'])}"
+                 if R.get("loadavg_start") else "") + ".", "",
+              f"Value and gradient of a loss on a {r0.get('integrator', 'rk4')} rollout of a closed-loop "
+              f"four-bar ({r0.get('stabilizer', 'projection')} stabilisation, dt = {r0.get('dt', 0):g} s, "
+              f"saves every {r0.get('save_every', '?')} steps) w.r.t. {len(R.get('params', []))} "
+              f"parameters ({', '.join(R.get('params', []))}), against the same loss evaluated forward "
+              f"only. Median of {r0.get('repeats', '?')} runs after a warm-up, forward and gradient calls interleaved in the same "
+              "process; compile time (lower + compile) separately. Memory: XLA's "
+              "`memory_analysis()` of each compiled program (temporaries + arguments + outputs). "
+              "Target: reverse mode at most 5x the forward time.", "",
+              "| steps | checkpoint | saddle solve | forward (ms) | value+grad (ms) | time ratio | forward MiB | "
+              "value+grad MiB | memory ratio | compile fwd / grad (s) | gradient finite |",
+              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for r in R["runs"]:
+            mf = (r.get("forward_memory") or {}).get("total_bytes")
+            mg = (r.get("value_and_grad_memory") or {}).get("total_bytes")
+            L.append(f"| {r['steps']} | {r.get('checkpoint', 'off')} | {r.get('solver', 'implicit')} | "
+                     f"{g(1e3 * r['forward_run_s'])} | "
+                     f"{g(1e3 * r['value_and_grad_run_s'])} | {r['time_ratio']:.2f} | "
+                     f"{g(mf / 2**20 if mf else None)} | {g(mg / 2**20 if mg else None)} | "
+                     f"{g(r.get('memory_ratio'), '{:.0f}')} | {r['forward_compile_s']:.1f} / "
+                     f"{r['value_and_grad_compile_s']:.1f} | {r.get('grad_finite')} |")
+        L.append("")
+    L += ["checkpoint: `off` stores every step's residuals; `on` (`simulate(..., checkpoint=True)`) "
+          "stores only the saved states and recomputes each save interval in the backward pass; "
+          "`dots` keeps the matrix products of each interval "
+          "(`jax.checkpoint_policies.dots_with_no_batch_dims_saveable`). The saddle solve is "
+          "differentiated implicitly (`lax.custom_linear_solve` around the Cholesky factor), so "
+          "reverse mode never differentiates the factorisation; saddle solve `direct` (in "
+          "`gradients_baseline.json`, `--solver direct`) differentiates the factorisation "
+          "step by step, as jaxmbs did before, for comparison. Gradient accuracy (finite "
+          "differences, forward vs reverse mode) is tested in `tests/test_gradients.py`.", ""]
+    return L
+
+
+def envs_section(results_dir):
+    """RL environment throughput (``python benchmarks/envs_throughput.py``)."""
+    R = _load(os.path.join(results_dir, "envs.json"))
+    L = ["## Reinforcement-learning environments", ""]
+    if not R:
+        return L + ["No `results/envs.json` yet: run `python benchmarks/envs_throughput.py`.", ""]
+    L += [f"`python benchmarks/envs_throughput.py`: `env.step` (auto-reset included) with random "
+          f"actions, vmapped over the batch and scanned over `steps_per_call` steps in one jitted "
+          f"call; median of timed calls after a warm-up; {R.get('dtype')} on `{R.get('device')}` "
+          f"({R.get('cpu_count')} cores), jax {R.get('jax')}"
+          + (f"; load average at start {', '.join(f'{x:.2f}' for x in R['loadavg_start'])}"
+             if R.get("loadavg_start") else "") + ". One env step is `substeps` RK4 steps of "
+          "the constrained engine (plus projection where the constraints are nonlinear).", "",
+          "| env | batch | coords / constraints | substeps | env-steps/s | compile (s) |",
+          "|---|---:|---:|---:|---:|---:|"]
+    for r in R.get("results", []):
+        L.append(f"| {r['env']} | {r['batch']} | {r.get('n_coords')} / {r.get('n_constraints')} | "
+                 f"{r.get('substeps')} | {g(r['env_steps_per_s'])} | {g(r.get('compile_s'), '{:.1f}')} |")
+    goal = R.get("cartpole_goal_env_steps_per_s")
+    if goal:
+        L += ["", f"Goal for cart-pole: {g(goal)} env-steps/s on this CPU: "
+              f"{'met' if R.get('cartpole_meets_goal') else 'not met'}."]
+    return L + [""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -390,6 +466,8 @@ def main(argv=None):
     L += profile_section(T, S)
     L += sweep_section(S)
     L += gpu_section()
+    L += gradients_section(args.results)
+    L += envs_section(args.results)
     L += ["## Method", "",
           "See the docstring of `benchmarks/throughput.py`: the cases and baselines are in "
           "`benchmarks/baselines/` (cases.py, mujoco_models.py, numpy_kkt.py, reference.py), the "

@@ -3,7 +3,7 @@
 Build a mechanism with `Model`, then assemble, analyse and simulate it with pure
 functions that compose with `jax.jit`, `jax.vmap` and `jax.grad`.
 """
-from . import profiles, status
+from . import io, profiles, status
 from .analysis import (
     AssemblyResult,
     InverseDynamics,
@@ -18,14 +18,17 @@ from .analysis import (
 )
 from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .dynamics import Accelerations, accelerations
-from .equations import constraint_terms, generalized_forces, mass_matrix
+from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
 from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
 from .mechanism import Mechanism, Params, State
+from .io import load_model, save_model
 from .model import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
+from .planar import curves
 from .saddle import DenseLU, SchurCholesky
 from .simulate import Trajectory, simulate, simulate_batch
 from .stabilize import Baumgarte, NoStabilization, Projection, project
+from . import fitting  # after the engine modules it builds on
 
 __version__ = "0.1.0"
 
@@ -33,11 +36,13 @@ __all__ = [
     "Model", "Built", "Mechanism", "Params", "State",
     "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
     "constraint_report", "accelerations", "simulate", "simulate_batch", "Trajectory",
-    "constraint_terms", "mass_matrix", "generalized_forces",
+    "constraint_terms", "mass_matrix", "generalized_forces", "force_outputs",
     "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5",
     "Baumgarte", "Projection", "NoStabilization", "project",
     "SchurCholesky", "DenseLU",
-    "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status",
+    "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status", "curves",
     "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
     "run_batch", "load_batch", "shard_batch", "batch_mesh",
+    "io", "save_model", "load_model",
+    "fitting",
 ]

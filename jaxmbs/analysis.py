@@ -68,7 +68,8 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
 
     Each Newton step is the least-norm correction of the free coordinates (damped, so
     redundant constraints are tolerated). Velocities: the least-norm change of v (default 0)
-    that satisfies Phi_q v = -Phi_t.
+    that satisfies Phi_q v = -Phi_t. Nonholonomic rows (knife edges, velocity constraints)
+    take part in the velocity step only; the Newton steps use `mech.holonomic_rows`.
     fixed: coordinates kept at their guess values, by name ('crank.theta') or index, both
         in q and in v (e.g. the input angle and speed of a mechanism).
     tol: convergence tolerance on max|Phi| (m or rad), relative to 1 + max|q|.
@@ -99,6 +100,16 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     return res
 
 
+def _position_rows(mech, terms):
+    """The holonomic rows of `terms` (all of them unless the mechanism has nonholonomic
+    rows, which have no position-level residual)."""
+    if not mech.nonholonomic_rows:
+        return terms
+    h = mech.holonomic_rows
+    return terms._replace(phi=terms.phi[h], jac=terms.jac[h], phit=terms.phit[h],
+                          gamma=terms.gamma[h])
+
+
 @partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
 def _newton(mech, mask, iterations, params, q, t):
     """Newton's method on Phi(q, t) = 0 over the free coordinates (mask = 1).
@@ -112,7 +123,7 @@ def _newton(mech, mask, iterations, params, q, t):
     zero = jnp.zeros_like(q)
 
     def newton(qq, _):
-        terms = constraint_terms(mech, params, qq, zero, t)
+        terms = _position_rows(mech, constraint_terms(mech, params, qq, zero, t))
         return qq + _min_norm_step(terms.jac, terms.phi, maskv), None
 
     q, _ = jax.lax.scan(newton, q, None, length=iterations)
@@ -126,9 +137,9 @@ def _newton_jvp(mech, mask, iterations, primals, tangents):
     qs = _newton(mech, mask, iterations, params, q, t)
     maskv = jnp.asarray(mask, q.dtype)
     zero = jnp.zeros_like(q)
-    phi = lambda p, tt: constraint_terms(mech, p, qs, zero, tt).phi
+    phi = lambda p, tt: _position_rows(mech, constraint_terms(mech, p, qs, zero, tt)).phi
     _, dphi = jax.jvp(phi, (params, t), (dparams, dt))
-    jac = constraint_terms(mech, params, qs, zero, t).jac
+    jac = _position_rows(mech, constraint_terms(mech, params, qs, zero, t)).jac
     dq_fixed = (1.0 - maskv) * dq
     dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
     return qs, dq_fixed + dq_free
@@ -155,7 +166,13 @@ def _assemble_jit(mech, params, q, v, t, *, mask, iterations, tol):
 
 def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
     """Eager rank analysis of Phi_q at (q, t): {'rank', 'n_coords', 'n_constraints', 'dof',
-    'redundant': names of rows that depend linearly on earlier rows}."""
+    'redundant': names of rows that depend linearly on earlier rows}.
+
+    With nonholonomic rows (knife edges, velocity constraints) 'rank' and 'dof' refer to the
+    holonomic rows (dof = dimension of the configuration space, n - rank), and
+    'velocity_rank' / 'velocity_dof' to all rows (dof = dimension of the admissible
+    velocities); 'nonholonomic' is the number of nonholonomic rows. Holonomic rows are
+    tested for redundancy first, then the nonholonomic ones."""
     q = jnp.asarray(q)
     J = np.asarray(constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.asarray(t, q.dtype)).jac)
     names = mech.constraint_names()
@@ -165,18 +182,29 @@ def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
     scale = max(np.max(np.abs(J)), 1e-300)
     tol = rtol * scale * max(m, n)
     redundant, basis = [], np.zeros((0, n))
-    for i in range(m):
+    nh = np.asarray(mech.nonholonomic_rows, int)
+    order = np.concatenate([mech.holonomic_rows, nh]) if nh.size else range(m)
+    rank_h = None
+    for k, i in enumerate(order):
+        if k == m - nh.size:
+            rank_h = basis.shape[0]
         trial = np.vstack([basis, J[i]])
         if np.linalg.matrix_rank(trial, tol=tol) > basis.shape[0]:
             basis = trial
         else:
             redundant.append(names[i])
     rank = basis.shape[0]
-    return dict(rank=rank, n_coords=n, n_constraints=m, dof=n - rank, redundant=redundant)
+    if not nh.size:
+        return dict(rank=rank, n_coords=n, n_constraints=m, dof=n - rank, redundant=redundant)
+    rank_h = rank if rank_h is None else rank_h
+    return dict(rank=rank_h, n_coords=n, n_constraints=m, dof=n - rank_h, redundant=redundant,
+                velocity_rank=rank, velocity_dof=n - rank, nonholonomic=int(nh.size))
 
 
 def dof(mech, params, q, t=0.0) -> int:
-    """Degrees of freedom n - rank(Phi_q) at configuration q (eager)."""
+    """Degrees of freedom n - rank(Phi_q) at configuration q (eager): the dimension of the
+    configuration space (holonomic rows only). With nonholonomic rows the admissible
+    velocities have fewer dimensions: see constraint_report(...)['velocity_dof']."""
     return constraint_report(mech, params, q, t)["dof"]
 
 
@@ -198,6 +226,11 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
     extrapolated with its velocity), then Phi_q v = -Phi_t and Phi_q a = gamma.
     """
     n, m = mech.n_coords, mech.n_constraints
+    if mech.nonholonomic_rows:
+        raise ValueError(
+            "kinematic analysis solves Phi(q, t) = 0 for q, but this mechanism has nonholonomic "
+            f"rows ({len(mech.nonholonomic_rows)}: knife edges / velocity constraints) that only "
+            "fix velocities; integrate the prescribed motion with jaxmbs.simulate instead")
     if m != n:
         raise ValueError(
             f"kinematic analysis needs as many constraint rows as coordinates (DOF = 0): this "
@@ -293,7 +326,7 @@ def reactions(mech, params, q, lam) -> dict:
     terms = None
     for j in mech.joints:
         rows = np.asarray(j.rows)
-        if j.kind == "constraint":
+        if j.kind in ("constraint", "velocity_constraint"):
             if terms is None:
                 terms = constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype))
             out[j.name] = {"generalized": -(terms.jac[rows].T @ lam[rows])}
@@ -307,10 +340,28 @@ def reactions(mech, params, q, lam) -> dict:
             th = qe[cols[j.frame_j][2]]
             Mp = Mref - cross(rotate(th, s), F)
         d = {"force": F, "moment": Mp, "generalized": gen}
+        if j.kind == "cam":
+            d.update(_cam_reaction(mech, params, q, lam, j))
         if j.driver:
             d["effort"] = -lam[rows[-1]]
         out[j.name] = d
     return out
+
+
+def _cam_reaction(mech, params, q, lam, j) -> dict:
+    """'normal_force' () N: the contact force body_i exerts on body_j along curve_i's
+    right-hand unit normal (> 0 pushing); 'contact_point' (2,) m; 'normal' (2,)."""
+    from .planar.joints import cam_contact
+
+    fam = next(f for f in mech.families if f.kind == "cam")
+    k = (j.rows[0] - fam.row0) // fam.rows_per
+    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
+    Xi = qe[mech.frame_cols()[np.asarray([j.frame_i])]]
+    S = qe[np.asarray(fam.extra_cols[k:k + 1])]
+    p = {f: params.joints["cam"][f][k:k + 1] for f in ("data_i", "data_j")}
+    P, n = cam_contact(p, Xi, S, (fam.static[0][k:k + 1], fam.static[1][k:k + 1]))
+    F = lam[np.asarray(j.rows[:2])]  # force on body_j: -(dPhi/dr_j)^T lam = lam[0:2]
+    return {"normal_force": n[0] @ F, "contact_point": P[0], "normal": n[0]}
 
 
 def energy(mech, params, q, v, t=0.0) -> dict:

@@ -19,7 +19,7 @@ from .planar.geometry import perp, rotate
 from .planar.joints import FAMILIES
 
 __all__ = ["ConstraintTerms", "MassMatrix", "constraint_terms", "constraint_rows", "mass_matrix",
-           "generalized_forces", "energy_terms"]
+           "generalized_forces", "energy_terms", "force_outputs"]
 
 
 class ConstraintTerms(NamedTuple):
@@ -43,7 +43,9 @@ def _gather(xe, cols, frames):
 def constraint_rows(mech: Mechanism, params: Params, q, v, t):
     """Per-family row blocks: list of (row0, frames_i, frames_j, phi, Gi, Gj, phit, gamma).
 
-    Shapes per family: phi/phit/gamma (k, r), Gi/Gj (k, r, 3).
+    Shapes per family: phi/phit/gamma (k, r), Gi/Gj (k, r, 3). A family with extra
+    coordinates (`fam.extra_cols`, the cam) returns Gi (k, r, 3 + e): its trailing e
+    columns are the Jacobian block of the instance's extra coordinates fam.extra_cols[k].
     """
     cols = mech.frame_cols()
     qe, ve = _ext(q), _ext(v)
@@ -53,7 +55,12 @@ def constraint_rows(mech: Mechanism, params: Params, q, v, t):
         p = params.joints[fam.kind]
         Xi, Xj = _gather(qe, cols, fam.frames_i), _gather(qe, cols, fam.frames_j)
         Vi, Vj = _gather(ve, cols, fam.frames_i), _gather(ve, cols, fam.frames_j)
-        g, Gi, Gj, quad = ev(p, Xi, Xj, Vi, Vj)
+        if fam.extra_cols:  # extra (massless) coordinates: cam curve parameters
+            ec = np.asarray(fam.extra_cols, dtype=np.int32)
+            g, Gi, Gj, quad, Gs = ev(p, Xi, Xj, Vi, Vj, qe[ec], ve[ec], fam.static)
+            Gi = jnp.concatenate([Gi, Gs], -1)
+        else:
+            g, Gi, Gj, quad = ev(p, Xi, Xj, Vi, Vj)
         if driven:
             f, fd, fdd = profiles.evaluate(p, t)
             for k, fn in fam.user_profiles:
@@ -80,8 +87,27 @@ def _user_terms(mech, params, q, v, t):
     return phis, jacs, phits, gammas
 
 
+def _velocity_terms(mech, params, q, v, t):
+    """User velocity constraints fn(q, v, t[, params]) = A(q, t) v - b(q, t) (affine in v):
+    A = d fn / d v, phit = fn(q, 0, t) = -b, gamma = -(fn_q v + fn_t) at fixed v."""
+    jacs, phits, gammas = [], [], []
+    zero = jnp.zeros_like(v)
+    for vc in mech.velocity_constraints:
+        extra = (params.user[vc.name],) if vc.with_params else ()
+        fn = lambda qq, vv, tt, _f=vc.fn, _e=extra: jnp.atleast_1d(_f(qq, vv, tt, *_e)).astype(q.dtype)
+        jacs.append(jax.jacfwd(fn, 1)(q, zero, t))
+        phits.append(fn(q, zero, t))
+        _, hdot = jax.jvp(lambda qq, tt: fn(qq, v, tt), (q, t), (v, jnp.ones_like(t)))
+        gammas.append(-hdot)
+    return jacs, phits, gammas
+
+
 def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerms:
-    """Phi, Phi_q (dense, m x n), Phi_t and gamma of all constraint rows at (q, v, t)."""
+    """Phi, Phi_q (dense, m x n), Phi_t and gamma of all constraint rows at (q, v, t).
+
+    Nonholonomic rows (`mech.nonholonomic_rows`: knife edges, user velocity constraints
+    A(q, t) v = b(q, t)) have phi = 0, jac = A, phit = -b and gamma = -(A_q v) v + b_dot,
+    so that jac @ v + phit is their residual and jac @ qdd = gamma their acceleration form."""
     n, m = mech.n_coords, mech.n_constraints
     dtype = q.dtype
     t = jnp.asarray(t, dtype)
@@ -96,15 +122,22 @@ def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerm
         phi = phi.at[rows].set(ph)
         phit = phit.at[rows].set(pt)
         gamma = gamma.at[rows].set(ga)
-        R = np.broadcast_to(rows[:, :, None], (k, r, 3))
         for frames, G in ((fam.frames_i, Gi), (fam.frames_j, Gj)):
-            C = np.broadcast_to(cols[np.asarray(frames)][:, None, :], (k, r, 3))
+            fc = cols[np.asarray(frames)]
+            if G.shape[-1] > 3:  # trailing extra-coordinate columns (cam)
+                fc = np.concatenate([fc, np.asarray(fam.extra_cols, dtype=fc.dtype)], 1)
+            c = fc.shape[1]
+            R = np.broadcast_to(rows[:, :, None], (k, r, c))
+            C = np.broadcast_to(fc[:, None, :], (k, r, c))
             jac = jac.at[R, C].add(G)
     jac = jac[:, :n]
     for uc, ph, jc, pt, ga in zip(mech.user_constraints, *_user_terms(mech, params, q, v, t)):
         rows = np.arange(uc.row0, uc.row0 + uc.rows)
         phi, phit, gamma = phi.at[rows].set(ph), phit.at[rows].set(pt), gamma.at[rows].set(ga)
         jac = jac.at[rows].set(jc)
+    for vc, jc, pt, ga in zip(mech.velocity_constraints, *_velocity_terms(mech, params, q, v, t)):
+        rows = np.arange(vc.row0, vc.row0 + vc.rows)
+        phit, gamma, jac = phit.at[rows].set(pt), gamma.at[rows].set(ga), jac.at[rows].set(jc)
     return ConstraintTerms(phi, jac, phit, gamma)
 
 
@@ -119,16 +152,27 @@ class MassMatrix(NamedTuple):
     J: jax.Array  # (nb,) about the CG
     c: jax.Array  # (nb, 2) global CG offset A s_G
     mp: jax.Array  # (np,)
+    # (e,) zeros: the extra coordinates (cam curve parameters) carry no mass, so M is then
+    # singular: `solve` is not available and the saddle solvers use an augmented M
+    # (`jaxmbs.saddle`); None (the default) when there are none
+    me: jax.Array = None
+
+    @property
+    def n_extra(self) -> int:
+        return 0 if self.me is None else self.me.shape[0]
 
     def _split(self, X):
-        nb = self.m.shape[0]
+        nb, npt = self.m.shape[0], self.mp.shape[0]
         Xb = X[: 3 * nb].reshape((nb, 3) + X.shape[1:])
-        Xp = X[3 * nb:].reshape((-1, 2) + X.shape[1:])
+        Xp = X[3 * nb: 3 * nb + 2 * npt].reshape((-1, 2) + X.shape[1:])
         return Xb, Xp
 
     def _join(self, Xb, Xp):
         tail = Xb.shape[2:]
-        return jnp.concatenate([Xb.reshape((-1,) + tail), Xp.reshape((-1,) + tail)])
+        parts = [Xb.reshape((-1,) + tail), Xp.reshape((-1,) + tail)]
+        if self.n_extra:  # massless extra coordinates: M X has zeros there
+            parts.append(jnp.zeros((self.n_extra,) + tail, Xb.dtype))
+        return jnp.concatenate(parts)
 
     def _bc(self, a, X):
         return a.reshape(a.shape + (1,) * (X.ndim - a.ndim))
@@ -149,7 +193,12 @@ class MassMatrix(NamedTuple):
         return self._join(yb, yp)
 
     def solve(self, X):
-        """M^-1 @ X for X (n,) or (n, k), in closed form per block."""
+        """M^-1 @ X for X (n,) or (n, k), in closed form per block (not defined with
+        massless extra coordinates: ValueError)."""
+        if self.n_extra:
+            raise ValueError("MassMatrix.solve: this mechanism has massless extra coordinates "
+                             "(cam curve parameters), so M is singular; solve the saddle system "
+                             "with SchurCholesky or DenseLU, which handle them")
         Xb, Xp = self._split(X)
         pc = perp(self.c)
         m, J = self._bc(self.m, Xb[:, 0]), self._bc(self.J, Xb[:, 0])
@@ -162,19 +211,66 @@ class MassMatrix(NamedTuple):
     def dense(self):
         """The full (n, n) matrix (reference and tests)."""
         nb = self.m.shape[0]
-        n = 3 * nb + 2 * self.mp.shape[0]
+        n = 3 * nb + 2 * self.mp.shape[0] + self.n_extra
         return self.apply(jnp.eye(n, dtype=self.m.dtype))
 
 
 def mass_matrix(mech: Mechanism, params: Params, q) -> MassMatrix:
     nb = mech.n_bodies
     th = q[2: 3 * nb: 3]
-    return MassMatrix(params.mass, params.inertia, rotate(th, params.cg), params.particle_mass)
+    me = jnp.zeros((mech.n_extra,), q.dtype) if getattr(mech, "n_extra", 0) else None
+    return MassMatrix(params.mass, params.inertia, rotate(th, params.cg), params.particle_mass, me)
 
 
 def _scatter_frames(mech, Qe, frames, F):
     cols = mech.frame_cols()[np.asarray(frames, dtype=np.int32)]
     return Qe.at[cols].add(F)
+
+
+def _force_blocks(mech, params, q, v, t):
+    """(block, (Qi, Qj, V, P, info)) of every force block (springs, torsions and
+    `mech.force_blocks`), each evaluated with one vectorised call of its family."""
+    blocks = [b for b in (mech.springs, mech.torsions) + tuple(getattr(mech, "force_blocks", ()))
+              if b.names]
+    if not blocks:
+        return []
+    dtype = q.dtype
+    cols = mech.frame_cols()
+    qe, ve = _ext(q), _ext(v)
+    z = jnp.zeros((1,), dtype)
+    npart = mech.n_particles
+    # inertial data per frame (ground, bodies, particles)
+    fm = jnp.concatenate([z, params.mass, params.particle_mass])
+    fJ = jnp.concatenate([z, params.inertia, jnp.zeros((npart,), dtype)])
+    fcg = jnp.concatenate([jnp.zeros((1, 2), dtype), params.cg.reshape(-1, 2), jnp.zeros((npart, 2), dtype)])
+    out = []
+    for blk in blocks:
+        fam = pf.FORCE_FAMILIES[blk.kind]
+        fj = np.asarray(blk.frames_j, dtype=np.int32)
+        args = pf.ForceArgs(_gather(qe, cols, blk.frames_i), _gather(qe, cols, blk.frames_j),
+                            _gather(ve, cols, blk.frames_i), _gather(ve, cols, blk.frames_j),
+                            t, fm[fj], fJ[fj], fcg[fj], blk.fns)
+        out.append((blk, fam.evaluate(params.forces[blk.kind], args)))
+    return out
+
+
+def force_outputs(mech: Mechanism, params: Params, q, v, t=0.0) -> dict:
+    """Per-force diagnostics at (q, v, t): {name: {quantity: scalar}}.
+
+    Contacts report 'normal' (N, >= 0), 'friction' (N, signed along the contact tangent)
+    and 'penetration' (m, > 0 in contact); a rotating frame reports 'omega' (rad/s).
+    Works under jit/vmap (e.g. `jax.vmap(lambda q, v, t: force_outputs(mech, params, q, v, t))`).
+    """
+    q = jnp.asarray(q)
+    v = jnp.asarray(v, q.dtype)
+    out = {}
+    for blk, (_, _, _, _, info) in _force_blocks(mech, params, q, v, jnp.asarray(t, q.dtype)):
+        if not info:
+            continue
+        for k, name in enumerate(blk.names):
+            if name not in out:
+                out[name] = {key: val[k] for key, val in info.items()}
+    return out
 
 
 def generalized_forces(mech: Mechanism, params: Params, q, v, t, u=None):
@@ -197,17 +293,11 @@ def generalized_forces(mech: Mechanism, params: Params, q, v, t, u=None):
     Qb = jnp.concatenate([fg + params.mass[:, None] * c * thd[:, None] ** 2,
                           (c[:, 0] * fg[:, 1] - c[:, 1] * fg[:, 0])[:, None]], -1)
     Qp = params.particle_mass[:, None] * g
-    Qe = Qe.at[: 3 * nb].add(Qb.reshape(-1)).at[3 * nb: n].add(Qp.reshape(-1))
+    Qe = Qe.at[: 3 * nb].add(Qb.reshape(-1)).at[3 * nb: 3 * nb + Qp.size].add(Qp.reshape(-1))
     rG = q[: 3 * nb].reshape(nb, 3)[:, :2] + c
-    V = -jnp.sum(params.mass * (rG @ g)) - jnp.sum(params.particle_mass * (q[3 * nb:].reshape(-1, 2) @ g))
+    V = -jnp.sum(params.mass * (rG @ g)) - jnp.sum(params.particle_mass * (q[3 * nb: 3 * nb + Qp.size].reshape(-1, 2) @ g))
     P = jnp.zeros((), dtype)
-    for blk, fn in ((mech.springs, pf.spring_damper), (mech.torsions, pf.torsion_spring)):
-        if not blk.names:
-            continue
-        p = params.forces[blk.kind]
-        Xi, Xj = _gather(qe, cols, blk.frames_i), _gather(qe, cols, blk.frames_j)
-        Vi, Vj = _gather(ve, cols, blk.frames_i), _gather(ve, cols, blk.frames_j)
-        Qi, Qj, pot, pow_ = fn(p, Xi, Xj, Vi, Vj)
+    for blk, (Qi, Qj, pot, pow_, _) in _force_blocks(mech, params, q, v, t):
         Qe = _scatter_frames(mech, _scatter_frames(mech, Qe, blk.frames_i, Qi), blk.frames_j, Qj)
         V, P = V + jnp.sum(pot), P + jnp.sum(pow_)
     Qnc = jnp.zeros((n + 1,), dtype)

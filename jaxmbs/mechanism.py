@@ -59,6 +59,10 @@ class FamilyBlock:
     rows_per: int
     owners: tuple
     user_profiles: tuple = ()  # ((instance, fn), ...)
+    # families with extra (massless) coordinates (cam): per instance, the indices in q of
+    # its extra coordinates, and the family's static data (the cam's curve codes)
+    extra_cols: tuple = ()
+    static: tuple = ()
 
     @property
     def size(self):
@@ -67,10 +71,14 @@ class FamilyBlock:
 
 @static_class
 class ForceBlock:
+    """k instances of one force family (`jaxmbs.planar.forces.FORCE_FAMILIES[kind]`)
+    between frames_i and frames_j, with their names and static user functions."""
+
     kind: str
     frames_i: tuple
     frames_j: tuple
     names: tuple
+    fns: tuple = ()  # ((instance, fn), ...) static user functions (profiles, terrain)
 
 
 @static_class
@@ -110,7 +118,8 @@ class Mechanism:
     """Static topology of a planar mechanism; see `jaxmbs.Model` to build one.
 
     Coordinates q (n,) are [x, y, theta] of every body (in order of creation) followed
-    by [x, y] of every particle. Constraint rows are grouped by family.
+    by [x, y] of every particle, then the extra (massless) coordinates `extra_names`
+    (cam curve parameters). Constraint rows are grouped by family.
     """
 
     body_names: tuple
@@ -124,6 +133,17 @@ class Mechanism:
     user_forces: tuple
     n_controls: int
     param_keys: tuple  # ((key, (group, family, field, index, column)), ...)
+    # velocity-level (nonholonomic) rows A(q, t) v = b(q, t): user velocity constraints
+    # (UserFunction, fn(q, v, t[, params]) affine in v) and the indices of every
+    # nonholonomic row (knife edges included); position-level code skips these rows
+    velocity_constraints: tuple = ()
+    nonholonomic_rows: tuple = ()
+    # force families beyond springs and torsions (contact, rotating frame, ...): one
+    # ForceBlock per family, evaluated generically through FORCE_FAMILIES
+    force_blocks: tuple = ()
+    # extra (massless) scalar coordinates appended to q after the particles, e.g. a cam
+    # joint's curve parameters 'cam.s_i', 'cam.s_j'
+    extra_names: tuple = ()
 
     # --- sizes ---------------------------------------------------------------
     @property
@@ -136,14 +156,27 @@ class Mechanism:
 
     @property
     def n_coords(self) -> int:
-        """Number of coordinates n = 3 n_bodies + 2 n_particles."""
-        return 3 * self.n_bodies + 2 * self.n_particles
+        """Number of coordinates n = 3 n_bodies + 2 n_particles + n_extra."""
+        return 3 * self.n_bodies + 2 * self.n_particles + len(self.extra_names)
+
+    @property
+    def n_extra(self) -> int:
+        """Number of extra (massless) coordinates at the end of q (cam curve parameters)."""
+        return len(self.extra_names)
 
     @property
     def n_constraints(self) -> int:
         """Number of constraint rows m (joints, drivers and user constraints)."""
         m = sum(f.size * f.rows_per for f in self.families)
+        m += sum(u.rows for u in self.velocity_constraints)
         return m + sum(u.rows for u in self.user_constraints)
+
+    @property
+    def holonomic_rows(self) -> np.ndarray:
+        """Indices (int array) of the position-level rows: all rows except
+        `nonholonomic_rows`, whose Phi is identically 0 and which exist only as
+        velocity-level rows A(q, t) v = b(q, t)."""
+        return np.setdiff1d(np.arange(self.n_constraints), np.asarray(self.nonholonomic_rows, int))
 
     @property
     def frame_names(self) -> tuple:
@@ -164,6 +197,7 @@ class Mechanism:
         """Names 'body.x', 'body.y', 'body.theta', 'particle.x', ... of q's entries."""
         out = [f"{b}.{c}" for b in self.body_names for c in ("x", "y", "theta")]
         out += [f"{p}.{c}" for p in self.particle_names for c in ("x", "y")]
+        out += list(self.extra_names)
         return tuple(out)
 
     def constraint_names(self) -> tuple:

@@ -11,6 +11,7 @@ body coordinates (`point_i=`, `point_j=`). All inputs in SI units (m, kg, kg m^2
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import math
@@ -30,11 +31,14 @@ from .mechanism import (
     UserFunction,
 )
 from .planar.joints import FAMILIES
+from .planar.joints import NONHOLONOMIC
 
 __all__ = ["Model", "Built"]
 
 GROUND = "ground"
 _FAMILY_ORDER = ("coincident", "angle", "line", "distance")
+_FAMILY_ORDER += ("gear", "rack_pinion", "rolling", "knife_edge")  # gears, rolling, knife edges
+_CONTACT_FAMILIES = ("circle_line", "circle_circle", "circle_profile", "circle_terrain")
 
 
 class Built(NamedTuple):
@@ -124,6 +128,10 @@ class Model:
         self._user_constraints, self._user_forces = [], []
         self._joint_kind = {}
         self._calls, self._depth = [], 0  # recorded builder calls, for jaxmbs.io model files
+        self._init_args = dict(gravity=self.gravity)
+        self._cams = []  # cam joints: dicts name, fi, fj, curve_i, curve_j, s_i, s_j
+        self._contacts = {k: [] for k in _CONTACT_FAMILIES}  # contact family -> instances
+        self._rotating = None  # rotating reference frame: dict(name, profile)
 
     # ------------------------------------------------------------------ frames
     def _new_name(self, name, what):
@@ -424,6 +432,74 @@ class Model:
         return name
 
     @_recorded
+    def add_cam(self, name, body_i, body_j, curve_i, curve_j, s_i=None, s_j=None) -> str:
+        """Cam (curve-on-curve) joint: curve_i fixed in body_i and curve_j fixed in body_j
+        stay in permanent, frictionless tangent contact (3 equations). Adds two extra,
+        massless coordinates to q, the curve parameters '<name>.s_i' and '<name>.s_j'.
+
+        curve_i, curve_j: `jaxmbs.curves` curves in body coordinates (m), or tuples
+          ('circle', center, radius), ('line', point, direction), ('polynomial',
+          coefficients), ('spline', points) -- see `jaxmbs.planar.curves`.
+        s_i, s_j: initial curve parameters; by default the contact (or, for a gap, the
+          closest approach with parallel tangents) in the initial configuration, found now.
+          If the curves do not touch there, call `jaxmbs.assemble` before simulating.
+        Reactions reported: 'force' (2,) on body_j at the contact point (N) and
+        'normal_force' () = force . n_i (N), n_i the right-hand unit normal of curve_i
+        (outward for a counter-clockwise closed curve): positive while body_i pushes body_j.
+        The curve numbers are Params leaves '<name>.data_i', '<name>.data_j'.
+        """
+        from .planar import curves as _cv
+
+        owner = f"cam {name!r}"
+        self._new_name(name, "joint")
+        ki, kj = self._two(owner, body_i, body_j)
+        self._require_bodies(owner, (ki, kj), (body_i, body_j), "a curve needs a body (or the ground)")
+        ci, cj = _cv.as_curve(curve_i, f"{owner}: curve_i"), _cv.as_curve(curve_j, f"{owner}: curve_j")
+        si = None if s_i is None else _finite(s_i, f"{owner}: s_i")
+        sj = None if s_j is None else _finite(s_j, f"{owner}: s_j")
+        si, sj = _cv.initial_parameters(ci, cj, self._frame(body_i, owner)[1],
+                                        self._frame(body_j, owner)[1], si, sj)
+        self._cams.append(dict(name=name, fi=body_i, fj=body_j, curve_i=ci, curve_j=cj, s_i=si, s_j=sj))
+        self._add_joint(name, "cam", body_i, body_j, [("cam", len(self._cams) - 1)])
+        return name
+
+    def _cam_block(self, row, fidx, ncoord):
+        """Build-time data of the cam family: (FamilyBlock, params, rows per instance,
+        extra names, extra q0) with the extra coordinates numbered from ncoord."""
+        C = self._cams
+        k = len(C)
+        Di = max(len(c["curve_i"].data) for c in C)
+        Dj = max(len(c["curve_j"].data) for c in C)
+        pad = lambda d, D: np.r_[d, np.zeros(D - len(d))]
+        p = {"data_i": jnp.asarray(np.array([pad(c["curve_i"].data, Di) for c in C])),
+             "data_j": jnp.asarray(np.array([pad(c["curve_j"].data, Dj) for c in C]))}
+        extra_cols = tuple((ncoord + 2 * i, ncoord + 2 * i + 1) for i in range(k))
+        static = (tuple(c["curve_i"].code for c in C), tuple(c["curve_j"].code for c in C))
+        blk = FamilyBlock("cam", tuple(fidx(c["fi"]) for c in C), tuple(fidx(c["fj"]) for c in C),
+                          row, 3, tuple(c["name"] for c in C), (), extra_cols, static)
+        names = tuple(f"{c['name']}.{w}" for c in C for w in ("s_i", "s_j"))
+        q_extra = np.array([c[w] for c in C for w in ("s_i", "s_j")], float)
+        where = {("cam", i): tuple(range(row + 3 * i, row + 3 * i + 3)) for i in range(k)}
+        return blk, p, where, names, q_extra
+
+    def _cam_rates(self, blk, p, q0, v0):
+        """Initial (s_i_dot, s_j_dot) consistent with the bodies' initial velocities: the
+        least-squares solution of the cam rows' velocity equations (numpy, build time)."""
+        from .planar.joints import cam
+
+        cols = np.asarray(blk.extra_cols)
+        qe, ve = np.append(q0, 0.0), np.append(v0, 0.0)
+        fc = np.array([[len(q0)] * 3] + [[3 * b, 3 * b + 1, 3 * b + 2] for b in range(len(self._bodies))])
+        Xi, Xj = qe[fc[list(blk.frames_i)]], qe[fc[list(blk.frames_j)]]
+        Vi, Vj = ve[fc[list(blk.frames_i)]], ve[fc[list(blk.frames_j)]]
+        S = qe[cols]
+        _, Gi, Gj, _, Gs = cam(p, jnp.asarray(Xi), jnp.asarray(Xj), jnp.asarray(Vi), jnp.asarray(Vj),
+                               jnp.asarray(S), jnp.zeros_like(jnp.asarray(S)), blk.static)
+        rhs = -(np.einsum("krc,kc->kr", np.asarray(Gi), Vi) + np.einsum("krc,kc->kr", np.asarray(Gj), Vj))
+        return np.concatenate([np.linalg.lstsq(np.asarray(Gs)[i], rhs[i], rcond=None)[0]
+                               for i in range(len(self._cams))])
+
+    @_recorded
     def add_constraint(self, name, fn: Callable, params=None) -> str:
         """User constraint Phi(q, t) = 0 (or fn(q, t, params) when params is given).
 
@@ -434,6 +510,159 @@ class Model:
         if not callable(fn):
             raise ValueError(f"constraint {name!r}: fn must be a function Phi(q, t[, params])")
         self._user_constraints.append(dict(name=name, fn=fn, params=params))
+        return name
+
+    # ------------------------------------------- gears, rolling and nonholonomic rows
+    def _two_bodies(self, owner, body_i, body_j, hint):
+        ki, kj = self._two(owner, body_i, body_j)
+        self._require_bodies(owner, (ki, kj), (body_i, body_j), hint)
+        return ki, kj
+
+    @_recorded
+    def add_gear(self, name, body_i, body_j, ratio) -> str:
+        """Gear pair: theta_j - ratio * theta_i = const (1 equation; the constant is the
+        initial value).
+
+        ratio: signed speed ratio omega_j / omega_i (-): an external pair of pitch radii
+        r_i, r_j has ratio = -r_i / r_j, an internal (ring) pair +r_i / r_j. The angles are
+        absolute, so both gears must turn about axes that do not rotate (pivots on the
+        ground or on a translating body); mount each gear with add_revolute. For gears on
+        a rotating carrier use add_constraint with the relative angles.
+        Params keys: '<name>.ratio', '<name>.offset' (rad). Reaction: the moment on
+        body_j (N m) that the meshing transmits ('moment').
+        """
+        owner = f"gear {name!r}"
+        self._new_name(name, "joint")
+        self._two_bodies(owner, body_i, body_j, "a gear needs a rotating body")
+        if GROUND in (body_i, body_j):
+            raise ValueError(f"{owner}: a gear meshing with the ground locks the other gear; "
+                             "give two bodies (use add_rack_pinion / add_rolling_disc for a "
+                             "fixed rack or track)")
+        tau = _finite(ratio, f"{owner}: ratio")
+        if tau == 0.0:
+            raise ValueError(f"{owner}: ratio must be nonzero (omega_j / omega_i)")
+        off = self._frame(body_j, owner)[1][2] - tau * self._frame(body_i, owner)[1][2]
+        part = self._add_inst("gear", body_i, body_j, name, ratio=tau, offset=off)
+        self._add_joint(name, "gear", body_i, body_j, [part])
+        return name
+
+    def _pitch_line(self, owner, body_i, body_j, radius, axis, at, point_i, point_j, axis_i):
+        """Local pitch-line point and axis on body_i (axis oriented so that the disc centre
+        on body_j lies on its +perp(axis) side), local centre on body_j, radius, offset."""
+        r = _positive(radius, f"{owner}: radius")
+        u = self._axis(owner, body_i, axis, axis_i)
+        sj = self._local(body_j, owner, None, point_j, "_j")
+        Pj = self._global(body_j, sj)
+        Ri = _rot(self._frame(body_i, owner)[1][2])
+        if at is None and point_i is None:  # the contact point below the centre
+            si = Ri.T @ (Pj - r * (Ri @ np.array([-u[1], u[0]])) - self._frame(body_i, owner)[1][:2])
+        else:
+            si = self._local(body_i, owner, at, point_i, "_i")
+        d = Pj - self._global(body_i, si)
+        if (Ri @ np.array([-u[1], u[0]])) @ d < 0:
+            u = -u
+        th = self._frame(body_j, owner)[1][2] - self._frame(body_i, owner)[1][2]
+        off = float((Ri @ u) @ d + r * th)
+        return dict(point_i=si, point_j=sj, axis=u, radius=r, offset=off)
+
+    @_recorded
+    def add_rack_pinion(self, name, rack, pinion, radius, axis=(1.0, 0.0), at=None,
+                        point_i=None, point_j=None, axis_i=None) -> str:
+        """Rack and pinion: s - r theta = const (1 equation), s the displacement of the
+        pinion centre along the rack relative to the rack, theta the pinion's angle
+        relative to the rack (exact no-slip of the pitch circle on the pitch line).
+
+        rack: body (or 'ground') carrying the straight pitch line; pinion: body turning
+        about its centre point_j (body coordinates, default its reference point, m).
+        radius: pitch radius r, m (> 0). axis / axis_i: pitch-line direction (global
+        initial / rack coordinates); at / point_i: a point of the pitch line (global
+        initial / rack coordinates), default the contact point r below the centre.
+        The pinion must be kept in mesh by other joints (e.g. revolute to the ground and a
+        prismatic rack). Params keys '<name>.radius', '.axis', '.point_i', '.point_j',
+        '.offset' (m). Reaction: the tangential tooth force on the pinion.
+        """
+        owner = f"rack-pinion {name!r}"
+        self._new_name(name, "joint")
+        ki, kj = self._two(owner, rack, pinion)
+        self._require_bodies(owner, (kj,), (pinion,), "a pinion must be a rotating body")
+        if ki == "particle":
+            raise ValueError(f"{owner}: the rack {rack!r} is a particle; give a body or 'ground'")
+        f = self._pitch_line(owner, rack, pinion, radius, axis, at, point_i, point_j, axis_i)
+        part = self._add_inst("rack_pinion", rack, pinion, name, **f)
+        self._add_joint(name, "rack_pinion", rack, pinion, [part], point_ref=part)
+        return name
+
+    @_recorded
+    def add_rolling_disc(self, name, track, disc, radius, axis=(1.0, 0.0), at=None,
+                         point_i=None, point_j=None, axis_i=None) -> str:
+        """Disc rolling without slip on a straight line (2 equations): its centre stays at
+        distance radius from the line, and x_c . u + r theta = const (the no-slip row of
+        add_rack_pinion).
+
+        track: body or 'ground' carrying the line; disc: body with centre point_j (body
+        coordinates, default its reference point, m). radius: m (> 0). axis / axis_i:
+        line direction (global initial / track coordinates); at / point_i: a point of the
+        line, default the point r below the disc centre (perpendicular to axis). The disc
+        may start off the line: call jaxmbs.assemble. Params keys '<name>.radius',
+        '.axis', '.point_i', '.point_j', '.offset'. Reaction on the disc: contact force
+        (normal and friction, N) and its moment about the centre.
+        """
+        owner = f"rolling disc {name!r}"
+        self._new_name(name, "joint")
+        ki, kj = self._two(owner, track, disc)
+        self._require_bodies(owner, (kj,), (disc,), "a rolling disc must be a rotating body")
+        if ki == "particle":
+            raise ValueError(f"{owner}: the track {track!r} is a particle; give a body or 'ground'")
+        f = self._pitch_line(owner, track, disc, radius, axis, at, point_i, point_j, axis_i)
+        part = self._add_inst("rolling", track, disc, name, **f)
+        self._add_joint(name, "rolling_disc", track, disc, [part], point_ref=part)
+        return name
+
+    @_recorded
+    def add_knife_edge(self, name, body, at=None, point=None, axis=(1.0, 0.0), axis_local=None,
+                       surface=GROUND) -> str:
+        """Knife edge / wheel that cannot slide sideways (1 nonholonomic equation, velocity
+        level only): the blade point's velocity across the blade vanishes,
+
+            -sin(theta + alpha) pdot_x + cos(theta + alpha) pdot_y = 0
+
+        (alpha: the blade axis angle in body coordinates; relative to the material point of
+        `surface` under the blade when surface is a moving body).
+
+        at / point: blade point, global initial / body coordinates (m; default the reference
+        point). axis / axis_local: blade direction, global initial / body coordinates.
+        It constrains velocities, not positions: assemble leaves it to the velocity step,
+        dof() counts configuration freedoms (see constraint_report's 'velocity_dof').
+        Params keys '<name>.point_j', '<name>.axis'. Reaction: the lateral force (N).
+        """
+        owner = f"knife edge {name!r}"
+        self._new_name(name, "joint")
+        ks, kb = self._two(owner, surface, body)
+        self._require_bodies(owner, (kb,), (body,), "a knife edge needs an oriented body")
+        if ks == "particle":
+            raise ValueError(f"{owner}: the surface {surface!r} is a particle; give a body or 'ground'")
+        s = self._local(body, owner, at, point, "")
+        a = self._axis(owner, body, axis, axis_local)
+        part = self._add_inst("knife_edge", surface, body, name, point_j=s, axis=a)
+        self._add_joint(name, "knife_edge", surface, body, [part], point_ref=part)
+        return name
+
+    @_recorded
+    def add_velocity_constraint(self, name, fn: Callable, params=None) -> str:
+        """User nonholonomic (velocity-level) constraint A(q, t) v = b(q, t).
+
+        fn(q, v, t) (or fn(q, v, t, params)): JAX function returning the (k,) residual rows
+        A(q, t) v - b(q, t); it must be linear (affine) in v: A = d fn / d v and
+        b = -fn(q, 0, t) come from autodiff, and gamma from a jvp. Checked at build time
+        (second derivative in v must vanish at the initial state), else ValueError.
+        Units: those of the rows (e.g. m/s). params: optional array (params.user[name]).
+        Such rows fix no positions: assemble only corrects velocities for them.
+        """
+        self._new_name(name, "constraint")
+        if not callable(fn):
+            raise ValueError(f"velocity constraint {name!r}: fn must be a function "
+                             "fn(q, v, t[, params]) -> rows affine in v")
+        self._user_constraints.append(dict(name=name, fn=fn, params=params, velocity=True))
         return name
 
     # ------------------------------------------------------------------ forces
@@ -515,6 +744,245 @@ class Model:
         self._user_forces.append(dict(name=name, fn=fn, params=params))
         return name
 
+    # ------------------------------------------------------- contact, rotating frame
+    def _contact_law(self, owner, k, exponent, damping, restitution, impact_velocity,
+                     damping_model, friction, slip_velocity):
+        k = _positive(k, f"{owner}: k")
+        n = _finite(exponent, f"{owner}: exponent")
+        if n < 1.0:
+            raise ValueError(f"{owner}: exponent must be >= 1 (1.5 for Hertz, 1 for a linear "
+                             f"penalty), got {n}")
+        if restitution is not None:
+            if damping is not None:
+                raise ValueError(f"{owner}: give either damping (chi, s/m) or restitution with "
+                                 "impact_velocity, not both")
+            e = _finite(restitution, f"{owner}: restitution")
+            if not 0.0 < e <= 1.0:
+                raise ValueError(f"{owner}: restitution must be in (0, 1], got {e}")
+            if impact_velocity is None:
+                raise ValueError(f"{owner}: restitution needs impact_velocity (m/s, > 0), the "
+                                 "approach speed for which the damping is designed")
+            vi = _positive(impact_velocity, f"{owner}: impact_velocity")
+            if damping_model == "lankarani-nikravesh":
+                chi = 3.0 * (1.0 - e * e) / (4.0 * vi)
+            elif damping_model == "hunt-crossley":
+                chi = 3.0 * (1.0 - e) / (2.0 * vi)
+            else:
+                raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
+                                 f"'hunt-crossley', got {damping_model!r}")
+        else:
+            chi = 0.0 if damping is None else _finite(damping, f"{owner}: damping")
+            if chi < 0:
+                raise ValueError(f"{owner}: damping must be >= 0 s/m, got {chi}")
+        mu = _finite(friction, f"{owner}: friction")
+        if mu < 0:
+            raise ValueError(f"{owner}: friction coefficient must be >= 0, got {mu}")
+        return dict(k=k, exponent=n, damping=chi, mu=mu,
+                    v_eps=_positive(slip_velocity, f"{owner}: slip_velocity"))
+
+
+    @_recorded
+    def add_circle_line_contact(self, name, body_i, body_j, radius, k, normal=(0.0, 1.0),
+                                at_i=None, at_j=None, point_i=None, point_j=None,
+                                normal_i=None, exponent=1.5, damping=None, restitution=None,
+                                impact_velocity=None, damping_model="lankarani-nikravesh",
+                                friction=0.0, slip_velocity=1e-3) -> str:
+        """Penalty contact of a circle on body_j with an (infinite) line fixed in body_i.
+
+        The line passes through at_i (global, initial configuration; default body_i's
+        reference point) or point_i (body_i coordinates), with unit normal `normal`
+        (global, initial) or normal_i (body_i coordinates) pointing to the side where the
+        circle is. The circle's centre is at_j (global) or point_j (body_j coordinates;
+        default its reference point); radius in m (> 0). Penetration d = radius -
+        normal . (centre - line point).
+
+        Contact law (all contacts): normal force F_n = max(k d^n (1 + damping d_dot), 0) for
+        penetration d > 0 (zero when separated, never pulling), d_dot its rate (m/s,
+        positive when closing); elastic potential k d^(n+1)/(n+1) counted in the potential
+        energy. k: N/m^n (> 0); exponent n >= 1 (1.5: Hertz; 1: linear penalty);
+        damping: hysteresis factor chi in s/m (default 0), or restitution e in (0, 1] with
+        impact_velocity (m/s) and damping_model 'lankarani-nikravesh' (chi = 3(1-e^2)/(4v))
+        or 'hunt-crossley' (chi = 3(1-e)/(2v)); friction: Coulomb coefficient mu (>= 0),
+        regularised F_t = -mu F_n tanh(v_t / slip_velocity) (slip_velocity in m/s) against
+        the slip velocity v_t of the material points at the contact point.
+        Params keys: '<name>.k', '.exponent', '.damping', '.mu', '.v_eps', '.radius',
+        '.point_i', '.point_j', '.normal'. Diagnostics: `jaxmbs.equations.force_outputs`.
+        """
+        owner = f"contact {name!r}"
+        self._two(owner, body_i, body_j)
+        si = self._local(body_i, owner, at_i, point_i, "_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        nl = self._axis(owner, body_i, normal, normal_i)
+        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+                                damping_model, friction, slip_velocity)
+        self._new_name(name, "force")
+        self._contacts["circle_line"].append(dict(
+            name=name, fi=body_i, fj=body_j, point_i=si, point_j=sj, normal=nl,
+            radius=_positive(radius, f"{owner}: radius"), **law))
+        return name
+
+    @_recorded
+    def add_circle_circle_contact(self, name, body_i, body_j, radius_i, radius_j, k, at_i=None,
+                                  at_j=None, point_i=None, point_j=None, exponent=1.5,
+                                  damping=None, restitution=None, impact_velocity=None,
+                                  damping_model="lankarani-nikravesh", friction=0.0,
+                                  slip_velocity=1e-3) -> str:
+        """Penalty contact between a circle on body_i and a circle on body_j (external).
+
+        Centres at_i / at_j (global, initial) or point_i / point_j (body coordinates;
+        default the reference points); radius_i, radius_j in m (> 0). Penetration
+        d = radius_i + radius_j - |C_j - C_i|. Contact-law arguments as in
+        add_circle_line_contact.
+        """
+        owner = f"contact {name!r}"
+        self._two(owner, body_i, body_j)
+        si = self._local(body_i, owner, at_i, point_i, "_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+                                damping_model, friction, slip_velocity)
+        self._new_name(name, "force")
+        self._contacts["circle_circle"].append(dict(
+            name=name, fi=body_i, fj=body_j, point_i=si, point_j=sj,
+            radius_i=_positive(radius_i, f"{owner}: radius_i"),
+            radius_j=_positive(radius_j, f"{owner}: radius_j"), **law))
+        return name
+
+    def _ground_contact(self, owner, name, body, radius, at, point, law):
+        if body == GROUND:
+            raise ValueError(f"{owner}: the circle must be on a body or particle, not the ground")
+        self._frame(body, owner)
+        s = self._local(body, owner, at, point, "")
+        return dict(name=name, fi=GROUND, fj=body, point_j=s,
+                    radius=_positive(radius, f"{owner}: radius"), **law)
+
+    @_recorded
+    def add_circle_profile_contact(self, name, body, radius, profile, k, at=None, point=None,
+                                   exponent=1.5, damping=None, restitution=None,
+                                   impact_velocity=None, damping_model="lankarani-nikravesh",
+                                   friction=0.0, slip_velocity=1e-3) -> str:
+        """Penalty contact of a circle on `body` with the ground profile y = profile(x).
+
+        profile: JAX function of a scalar x (m) returning the ground height (m), twice
+        differentiable (its slope and curvature come from autodiff). Centre at `at`
+        (global, initial) or `point` (body coordinates); radius m (> 0).
+        Approximation: the ground is replaced by its tangent line at the centre's x, so
+        d = radius - (C_y - f(C_x)) / sqrt(1 + f'(C_x)^2) along the normal (-f', 1)/|.|;
+        accurate when the profile's radius of curvature is much larger than `radius`.
+        Contact-law arguments as in add_circle_line_contact.
+        """
+        owner = f"contact {name!r}"
+        if not callable(profile):
+            raise ValueError(f"{owner}: profile must be a JAX function f(x) -> height (m); "
+                             "for sampled heights use add_circle_terrain_contact")
+        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+                                damping_model, friction, slip_velocity)
+        try:
+            float(profile(jnp.asarray(0.0)))
+        except Exception as e:  # noqa: BLE001 - report the user's error with context
+            raise ValueError(f"{owner}: calling profile(x) on a scalar x failed: {e}") from e
+        d = self._ground_contact(owner, name, body, radius, at, point, law)
+        d["fn"] = profile
+        self._new_name(name, "force")
+        self._contacts["circle_profile"].append(d)
+        return name
+
+    @_recorded
+    def add_circle_terrain_contact(self, name, body, radius, xs, ys, k, at=None, point=None,
+                                   exponent=1.5, damping=None, restitution=None,
+                                   impact_velocity=None, damping_model="lankarani-nikravesh",
+                                   friction=0.0, slip_velocity=1e-3) -> str:
+        """Penalty contact of a circle on `body` with sampled ground terrain.
+
+        xs (N,) strictly increasing sample abscissae (m), ys (N,) heights (m), N >= 3,
+        both Params leaves ('<name>.xs', '<name>.ys'); interpolated by a C^1 cubic Hermite
+        curve whose slopes are those of the parabola through each sample and its neighbours
+        (exact for quadratic terrain), continued beyond the ends by the end tangent lines.
+        All terrain contacts of a model need the same N. Contact geometry as in
+        add_circle_profile_contact.
+        """
+        owner = f"contact {name!r}"
+        xs = np.asarray(xs, float)
+        ys = np.asarray(ys, float)
+        if xs.ndim != 1 or xs.shape != ys.shape or xs.size < 3:
+            raise ValueError(f"{owner}: xs and ys must be 1-D arrays of equal length >= 3, got "
+                             f"shapes {xs.shape} and {ys.shape}")
+        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+            raise ValueError(f"{owner}: xs and ys must be finite")
+        if np.any(np.diff(xs) <= 0):
+            raise ValueError(f"{owner}: xs must be strictly increasing")
+        others = self._contacts["circle_terrain"]
+        if others and others[0]["xs"].size != xs.size:
+            raise ValueError(f"{owner}: {xs.size} terrain samples, but contact "
+                             f"{others[0]['name']!r} has {others[0]['xs'].size}; all terrain "
+                             "contacts of a model need the same number of samples (resample, "
+                             "e.g. with numpy.interp)")
+        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+                                damping_model, friction, slip_velocity)
+        d = self._ground_contact(owner, name, body, radius, at, point, law)
+        d.update(xs=xs, ys=ys)
+        self._new_name(name, "force")
+        others.append(d)
+        return name
+
+    @_recorded
+    def add_rotating_frame(self, omega, name="frame") -> str:
+        """Declare that the model is written in a frame turning about the origin with angular
+        velocity omega(t) (rad/s, counter-clockwise): adds the centrifugal, Coriolis and
+        Euler pseudo-forces (and the Euler torque -J omega_dot) on every body and particle.
+
+        omega: number, jaxmbs profile (its coefficients become Params leaves
+        '<name>.coef' / '.amp' / '.omega' / '.phase') or JAX function f(t); omega_dot by
+        differentiation. Gravity and all other data stay as given, in frame coordinates.
+        The centrifugal potential -m omega^2 |r_G|^2 / 2 is part of the potential energy, so
+        for constant omega the energy reported is the Jacobi integral.
+        """
+        owner = f"rotating frame {name!r}"
+        if self._rotating is not None:
+            raise ValueError(f"{owner}: the model already has a rotating frame "
+                             f"{self._rotating['name']!r}; give one only")
+        self._new_name(name, "force")
+        self._rotating = dict(name=name, profile=prof.as_profile(omega))
+        return name
+
+    def _force_families(self, mech, fparams):
+        """Add the contact and rotating-frame force blocks, their Params and keys."""
+        import dataclasses
+
+        from .planar.forces import FORCE_FAMILIES
+
+        fidx = self._index
+        blocks, keys = [], list(mech.param_keys)
+        for fam in _CONTACT_FAMILIES:
+            items = self._contacts[fam]
+            if not items:
+                continue
+            fields = FORCE_FAMILIES[fam].fields
+            fparams[fam] = {f: jnp.asarray(np.array([x[f] for x in items], float)) for f in fields}
+            fns = tuple((k, x["fn"]) for k, x in enumerate(items) if "fn" in x)
+            blocks.append(ForceBlock(fam, tuple(fidx(x["fi"]) for x in items),
+                                     tuple(fidx(x["fj"]) for x in items),
+                                     tuple(x["name"] for x in items), fns))
+            for k, x in enumerate(items):
+                keys += [(f"{x['name']}.{f}", ("forces", fam, f, k, None)) for f in fields]
+        if self._rotating is not None:
+            r = self._rotating
+            pr = r["profile"]
+            nf = len(self._bodies) + len(self._particles)
+            fparams["rotating_frame"] = {
+                "coef": jnp.asarray(np.array([pr.coef], float)),
+                "amp": jnp.asarray(np.array([pr.amp], float)),
+                "omega": jnp.asarray(np.array([pr.omega], float)),
+                "phase": jnp.asarray(np.array([pr.phase], float)),
+            }
+            fns = ((0, pr.fn),) if pr.fn is not None else ()
+            blocks.append(ForceBlock("rotating_frame", (0,) * nf, tuple(range(1, nf + 1)),
+                                     (r["name"],) * nf, fns))
+            keys += [(f"{r['name']}.{f}", ("forces", "rotating_frame", f, 0, None))
+                     for f in ("coef", "amp", "omega", "phase")]
+        if not blocks:
+            return mech, fparams
+        return dataclasses.replace(mech, force_blocks=tuple(blocks), param_keys=tuple(keys)), fparams
+
     # ------------------------------------------------------------------- build
     def build(self) -> Built:
         """Validate and return (mechanism, params, q0, v0)."""
@@ -554,10 +1022,23 @@ class Model:
                 where[(fam, k)] = tuple(range(row + k * rows_per, row + (k + 1) * rows_per))
             row += len(insts) * rows_per
 
+        extra_names = ()
+        if self._cams:  # cam family: extra (massless) coordinates after the particles
+            nq = 3 * len(bnames) + 2 * len(pnames)
+            cam_blk, jparams["cam"], cam_where, extra_names, cam_q = self._cam_block(row, fidx, nq)
+            families.append(cam_blk)
+            where.update(cam_where)
+            row += 3 * len(self._cams)
         q0, v0 = self._initial_state()
+        if self._cams:
+            q0 = np.r_[q0, cam_q]
+            v0 = np.r_[v0, np.zeros(len(cam_q))]
+            v0[nq:] = self._cam_rates(cam_blk, jparams["cam"], q0, v0)
         user_params = {}
         ucons = []
         for uc in self._user_constraints:
+            if uc.get("velocity"):
+                continue
             if uc["params"] is not None:
                 user_params[uc["name"]] = jnp.asarray(uc["params"], float)
             args = (jnp.asarray(q0), jnp.asarray(0.0))
@@ -574,6 +1055,22 @@ class Model:
             if uc["params"] is not None:
                 keys.append((f"{uc['name']}.params", ("user", uc["name"], None, None, None)))
             row += out.size
+
+        vcons, nonholonomic = [], []
+        for fam in families:
+            if fam.kind in NONHOLONOMIC:
+                nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
+        for uc in self._user_constraints:
+            if not uc.get("velocity"):
+                continue
+            if uc["params"] is not None:
+                user_params[uc["name"]] = jnp.asarray(uc["params"], float)
+                keys.append((f"{uc['name']}.params", ("user", uc["name"], None, None, None)))
+            size = _check_velocity_fn(uc, q0, v0, user_params.get(uc["name"]))
+            vcons.append(UserFunction(uc["name"], uc["fn"], uc["params"] is not None, row, size))
+            where[("user", uc["name"])] = tuple(range(row, row + size))
+            nonholonomic += range(row, row + size)
+            row += size
 
         joints = []
         for j in self._joints:
@@ -593,6 +1090,8 @@ class Model:
                         keys.append((f"{j['name']}.{label}", ("joints", fam, "coef", k, 0)))
         for uc in ucons:
             joints.append(JointInfo(uc.name, "constraint", 0, 0, where[("user", uc.name)]))
+        for uc in vcons:
+            joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
 
         # forces
         fparams = {}
@@ -630,7 +1129,11 @@ class Model:
         n_controls = max([s["control"] + 1 for s in self._loads] + [0])
 
         mech = Mechanism(bnames, pnames, tuple(families), tuple(ucons), tuple(joints), springs,
-                         torsions, loads, tuple(uforces), n_controls, tuple(keys))
+                         torsions, loads, tuple(uforces), n_controls, tuple(keys), extra_names=extra_names)
+        if vcons or nonholonomic:
+            mech = dataclasses.replace(mech, velocity_constraints=tuple(vcons),
+                                       nonholonomic_rows=tuple(int(r) for r in nonholonomic))
+        mech, fparams = self._force_families(mech, fparams)
         B = self._bodies
         params = Params(
             mass=jnp.asarray(np.array([B[b]["mass"] for b in bnames], float).reshape(-1)),
@@ -646,3 +1149,37 @@ class Model:
         q = [b["q"] for b in self._bodies.values()] + [p["q"] for p in self._particles.values()]
         v = [b["v"] for b in self._bodies.values()] + [p["v"] for p in self._particles.values()]
         return np.concatenate(q).astype(float), np.concatenate(v).astype(float)
+
+
+def _check_velocity_fn(uc, q0, v0, params):
+    """Rows of a user velocity constraint; ValueError unless fn(q, v, t[, params]) is a
+    1-D array affine in v at the initial state."""
+    import jax
+
+    name = uc["name"]
+    extra = (params,) if params is not None else ()
+    f = lambda vv: jnp.atleast_1d(uc["fn"](jnp.asarray(q0), vv, jnp.asarray(0.0), *extra))
+    try:
+        out = np.asarray(uc["fn"](jnp.asarray(q0), jnp.asarray(v0), jnp.asarray(0.0), *extra))
+        A = np.asarray(jax.jacfwd(f)(jnp.zeros_like(jnp.asarray(v0))))
+        H = np.asarray(jax.jacfwd(jax.jacfwd(f))(jnp.asarray(v0)))
+    except Exception as e:  # noqa: BLE001 - report the user's error with context
+        raise ValueError(f"velocity constraint {name!r}: calling fn(q, v, t"
+                         f"{', params' if params is not None else ''}) failed at the initial "
+                         f"state: {e}") from e
+    if out.ndim != 1 or out.size == 0:
+        raise ValueError(f"velocity constraint {name!r}: fn must return a 1-D array of rows, "
+                         f"got shape {out.shape}")
+    # affine in v: zero second derivative, and f(v) = f(0) + A v at v0 and at a probe
+    probe = np.random.default_rng(0).normal(size=np.shape(v0)) * (1.0 + np.max(np.abs(v0)))
+    scale = 1.0 + np.max(np.abs(A))
+    tol = max(1e-8, 100.0 * float(np.finfo(A.dtype).eps))  # float32 rounding allowed for
+    bad = np.max(np.abs(H)) > tol * scale
+    for vv in (np.asarray(v0, float), probe):
+        lin = np.asarray(f(jnp.zeros_like(jnp.asarray(v0)))) + A @ vv
+        bad |= np.max(np.abs(np.asarray(f(jnp.asarray(vv, A.dtype))) - lin)) > tol * scale * (1 + np.max(np.abs(vv)))
+    if bad:
+        raise ValueError(f"velocity constraint {name!r}: fn must be linear (affine) in v, "
+                         "A(q, t) v - b(q, t); its second derivative in v is not zero at the "
+                         "initial state. Write the rows as (matrix depending on q, t) @ v - b")
+    return int(out.size)

@@ -11,7 +11,9 @@ the points where joints, springs and loads attach to it (a thick line for a bar,
 shaded polygon for a plate, a small block for a body with a single point, e.g. a
 slider); revolute joints are white circles; joints to the ground stand on a hatched
 ground symbol; prismatic and point-on-line joints show their guide line; distance
-constraints (massless rods) are thin lines; springs are zigzags; particles are dots.
+constraints (massless rods) are thin lines; springs are zigzags; particles are dots;
+pinions and rolling discs are their pitch circles (with a spoke) on their guide line;
+knife edges are short black blades.
 Everything is computed from `params` and `q`, so the drawing follows parameter changes
 (`mech.replace`) and batched members alike. Lengths in the model's units (m).
 
@@ -57,7 +59,12 @@ def geometry(mech, params, q) -> dict:
       'guides': (name, (2,) point on the line, (2,) unit axis, grounded, (2,) point of
       body_j, kind) for prismatic / point-on-line joints; 'rods': (name, P_i, P_j,
       grounded_i) for distance constraints; 'springs': (name, P_i, P_j, ground_i, ground_j);
-      'grounds': (2,) ground attachment points; 'points': (N, 2) every point above
+      'discs': (name, centre, radius, theta) for rack-pinion / rolling-disc pitch circles
+      (their lines are 'guides'); 'blades': (name, (2,) point, (2,) axis) for knife edges;
+      'grounds': (2,) ground attachment points; 'curves': (name, (N, 2) polyline,
+      grounded, (2,) contact point) for each curve of a cam joint; 'circles': (name,
+      centre, radius), 'lines': (name, point, unit normal) and 'profiles': (name, xs, ys) or
+      (name, fn, None) of penalty contacts; 'points': (N, 2) every point above
       (for axis limits).
     """
     q = np.asarray(q, dtype=float)
@@ -81,7 +88,11 @@ def geometry(mech, params, q) -> dict:
 
     joints_p = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.joints.items()}
     for fam in mech.families:
-        if fam.kind not in ("coincident", "line", "distance"):
+        if fam.kind == "knife_edge":  # a blade point on body j only
+            for k, fj in enumerate(fam.frames_j):
+                attach(fj, joints_p["knife_edge"]["point_j"][k])
+            continue
+        if fam.kind not in ("coincident", "line", "distance", "rack_pinion", "rolling"):
             continue
         p = joints_p[fam.kind]
         for k, (fi, fj) in enumerate(zip(fam.frames_i, fam.frames_j)):
@@ -91,7 +102,7 @@ def geometry(mech, params, q) -> dict:
             attach(fj, p["point_j"][k])
 
     out = dict(bodies=[], particles=[], revolutes=[], guides=[], rods=[], springs=[],
-               grounds=[])
+               grounds=[], discs=[], blades=[])
     forces = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
     if mech.springs.names:
         sp = forces["spring"]
@@ -105,6 +116,7 @@ def geometry(mech, params, q) -> dict:
     if mech.loads.names:
         for k, f in enumerate(mech.loads.frames):
             attach(f, forces["load"]["point"][k])
+    _contact_geometry(mech, forces, out, glob, attach)
 
     for b in range(1, nb + 1):
         pts = np.array([glob(b, s) for s in _hull(np.array(local[b]))])
@@ -117,7 +129,8 @@ def geometry(mech, params, q) -> dict:
             continue
         fam, k = j.point_ref
         p = joints_p[fam]
-        Pi, Pj = glob(j.frame_i, p["point_i"][k]), glob(j.frame_j, p["point_j"][k])
+        Pj = glob(j.frame_j, p["point_j"][k])
+        Pi = glob(j.frame_i, p["point_i"][k]) if "point_i" in p else Pj
         grounded = _GROUND in (j.frame_i, j.frame_j)
         if j.kind in ("revolute", "weld"):
             if j.kind == "revolute":
@@ -129,16 +142,120 @@ def geometry(mech, params, q) -> dict:
             axis = _rot(X[j.frame_i, 2]) @ np.array([n[1], -n[0]])
             out["guides"].append((j.name, Pi, axis / np.linalg.norm(axis), j.frame_i == _GROUND,
                                   Pj, j.kind))
+        elif j.kind in ("rack_pinion", "rolling_disc"):  # pitch circle on its line
+            axis = _rot(X[j.frame_i, 2]) @ p["axis"][k]
+            out["guides"].append((j.name, Pi, axis, j.frame_i == _GROUND, Pj, j.kind))
+            out["discs"].append((j.name, Pj, float(p["radius"][k]), X[j.frame_j, 2]))
+        elif j.kind == "knife_edge":
+            out["blades"].append((j.name, Pj, _rot(X[j.frame_j, 2]) @ p["axis"][k]))
         elif j.kind == "distance":
             out["rods"].append((j.name, Pi, Pj, j.frame_i == _GROUND))
             out["grounds"] += [P for P, f in ((Pi, j.frame_i), (Pj, j.frame_j)) if f == _GROUND]
 
+    out["curves"] = _cam_curves(mech, joints_p, X, q)
     pts = [b[1] for b in out["bodies"]] + [np.atleast_2d(p[1]) for p in out["particles"]]
+    pts += [c[1] + c[2] * np.array([[-1, -1], [1, 1]]) for c in out["circles"]]
+    pts += [c[1] for c in out["curves"]]
     pts += [np.atleast_2d(P) for P in out["grounds"]]
     pts += [np.stack([g[1], g[4]]) for g in out["guides"]]
     pts += [np.stack([r[1], r[2]]) for r in out["rods"]]
+    pts += [np.stack([d[1] - d[2], d[1] + d[2]]) for d in out["discs"]]
     out["points"] = np.concatenate(pts, 0) if pts else np.zeros((1, 2))
     return out
+
+
+def _cam_curves(mech, joints_p, X, q):
+    """Cam joints' curves as global polylines: [(name, (N, 2) points, grounded, contact
+    point (2,))], closed curves over a period, open ones (lines, polynomials) over a
+    stretch around the contact point as long as the closed partner (or 0.1 m)."""
+    from .planar import curves as cv
+
+    fam = next((f for f in mech.families if f.kind == "cam"), None)
+    if fam is None:
+        return []
+    out = []
+    for k, name in enumerate(fam.owners):
+        ext = []
+        items = []
+        for side, frames in ((0, fam.frames_i), (1, fam.frames_j)):
+            code = fam.static[side][k]
+            data = joints_p["cam"][("data_i", "data_j")[side]][k]
+            s_now = float(q[fam.extra_cols[k][side]])
+            items.append((frames[k], code, data, s_now))
+        for f, code, data, s_now in items:
+            if code[0] in ("circle", "spline"):
+                per = 2 * math.pi if code[0] == "circle" else float(code[1])
+                pts = _curve_points(cv, code, data, np.linspace(0, per, 200), X[f])
+                ext.append(np.ptp(pts, 0).max())
+        half = max(ext) if ext else 0.1
+        for f, code, data, s_now in items:
+            if code[0] in ("circle", "spline"):
+                per = 2 * math.pi if code[0] == "circle" else float(code[1])
+                s = np.linspace(0, per, 200)
+            else:
+                unit = 1.0 if code[0] == "polynomial" else float(np.linalg.norm(np.asarray(data)[2:4]))
+                s = s_now + np.linspace(-half, half, 101) / unit
+            out.append((name, _curve_points(cv, code, data, s, X[f]), f == _GROUND,
+                        _curve_points(cv, code, data, np.array([s_now]), X[f])[0]))
+    return out
+
+
+def _curve_points(cv, code, data, s, X):
+    d = np.broadcast_to(np.asarray(data, float), (len(s), len(data)))
+    r = np.asarray(cv.evaluate((tuple(code),) * len(s), d, np.asarray(s, float))[0])
+    return X[:2] + r @ _rot(X[2]).T
+
+
+def _contact_geometry(mech, forces, out, glob, attach):
+    """Contact circles ('circles': (name, centre, radius)), contact lines ('lines': (name,
+    point, global unit normal)) and ground profiles ('profiles': (name, xs, ys) samples or
+    (name, fn, None) for a profile function) of the contact force blocks."""
+    out["circles"], out["lines"], out["profiles"] = [], [], []
+    for blk in getattr(mech, "force_blocks", ()):
+        if not blk.kind.startswith("circle_"):
+            continue
+        p = forces[blk.kind]
+        fns = dict(blk.fns)
+        for k, (name, fi, fj) in enumerate(zip(blk.names, blk.frames_i, blk.frames_j)):
+            rj = p["radius_j"][k] if blk.kind == "circle_circle" else p["radius"][k]
+            out["circles"].append((name, glob(fj, p["point_j"][k]), float(rj)))
+            attach(fj, p["point_j"][k])
+            if blk.kind == "circle_circle":
+                out["circles"].append((name, glob(fi, p["point_i"][k]), float(p["radius_i"][k])))
+                attach(fi, p["point_i"][k])
+            elif blk.kind == "circle_line":
+                n = glob(fi, p["normal"][k]) - glob(fi, np.zeros(2))  # A_i normal
+                out["lines"].append((name, glob(fi, p["point_i"][k]), n))
+            elif blk.kind == "circle_terrain":
+                out["profiles"].append((name, p["xs"][k], p["ys"][k]))
+            elif blk.kind == "circle_profile":
+                out["profiles"].append((name, fns[k], None))
+
+
+def _draw_contacts(ax, geo, alpha):
+    """Draw contact circles, lines and ground profiles within the current x limits."""
+    from matplotlib import patches
+
+    for _, C, r in geo["circles"]:
+        ax.add_patch(patches.Circle(C, r, fill=False, edgecolor="0.15", lw=1.5, alpha=alpha,
+                                    zorder=4))
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    for _, P, n in geo["lines"]:
+        t = np.array([n[1], -n[0]]) * 2 * (x1 - x0 + y1 - y0)
+        ax.plot(*np.stack([P - t, P + t]).T, "-", color="0.3", lw=1.5, alpha=alpha, zorder=2)
+    for _, a, b in geo["profiles"]:
+        x = np.linspace(x0, x1, 400)
+        if b is None:
+            import jax
+
+            y = np.asarray(jax.vmap(a)(np.asarray(x)))
+        else:
+            y = np.interp(x, a, b)  # drawing only: linear between samples
+        ax.fill_between(x, y, min(y0, y.min()) - 1.0, color="0.85", alpha=alpha, zorder=1)
+        ax.plot(x, y, "-", color="0.3", lw=1.5, alpha=alpha, zorder=2)
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(y0, y1)
 
 
 def _hull(P):
@@ -237,6 +354,22 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
     for _, Pi, Pj, _gi, _gj in geo["springs"]:
         ax.plot(*_zigzag(Pi, Pj, 0.8 * r).T, "-", color="C3", lw=1.2, alpha=alpha, zorder=zb + 1)
 
+    for _, C, rad, th in geo["discs"]:  # pitch circles with a spoke showing rotation
+        ax.add_patch(patches.Circle(C, rad, fill=False, edgecolor=color, lw=1.5, alpha=alpha,
+                                    zorder=zb + 1))
+        ax.plot(*np.stack([C, C + rad * np.array([math.cos(th), math.sin(th)])]).T, "-",
+                color=color, lw=1, alpha=alpha, zorder=zb + 1)
+
+    for _, P, a in geo["blades"]:  # knife edges: a short dark blade along its axis
+        a = a / max(np.linalg.norm(a), 1e-300)
+        ax.plot(*np.stack([P - 2.5 * r * a, P + 2.5 * r * a]).T, "-", color="k", lw=3,
+                solid_capstyle="butt", alpha=alpha, zorder=zj)
+
+    for _, pts, grounded, _c in geo.get("curves", ()):  # cam curves (ground's in grey)
+        ax.plot(*pts.T, "-", color="0.35" if grounded else color, lw=1.8, alpha=alpha, zorder=zb + 1)
+    for _, _p, _g, P in geo.get("curves", ())[1::2]:  # contact points
+        ax.plot(*P, "o", color="C3", ms=4, alpha=alpha, zorder=zj)
+
     for _, P, _g in geo["revolutes"]:
         ax.add_patch(patches.Circle(P, r, facecolor="white", edgecolor="k", lw=1.2,
                                     alpha=alpha, zorder=zj))
@@ -255,6 +388,8 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
         pad = 0.12 * L
         ax.set_xlim(min(ax.get_xlim()[0], lo[0] - pad), max(ax.get_xlim()[1], hi[0] + pad))
         ax.set_ylim(min(ax.get_ylim()[0], lo[1] - pad), max(ax.get_ylim()[1], hi[1] + pad))
+    if geo.get("circles") or geo.get("profiles"):
+        _draw_contacts(ax, geo, alpha)
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     return ax

@@ -72,10 +72,13 @@ def as_profile(x) -> Profile:
 def evaluate(p: dict, t):
     """Vectorised f, f', f'' of the built-in profiles. p: coef (k,6), amp/omega/phase (k,)."""
     c = p["coef"]
-    k = jnp.arange(N_COEF, dtype=c.dtype)
-    tp = t ** k  # (6,)
-    tp1 = jnp.concatenate([jnp.zeros(1, c.dtype), k[1:] * t ** (k[1:] - 1)])
-    tp2 = jnp.concatenate([jnp.zeros(2, c.dtype), k[2:] * (k[2:] - 1) * t ** (k[2:] - 2)])
+    t = jnp.asarray(t, c.dtype)
+    # integer powers (Python ints): t ** k with a float array k has a NaN derivative at
+    # t = 0 (k t^(k-1) with 0 * inf for k = 0), which poisoned gradients at t0 = 0
+    pw = lambda i: t**i if i > 0 else jnp.ones_like(t)
+    tp = jnp.stack([pw(i) for i in range(N_COEF)])  # (6,)
+    tp1 = jnp.stack([jnp.zeros_like(t)] + [i * pw(i - 1) for i in range(1, N_COEF)])
+    tp2 = jnp.stack([jnp.zeros_like(t)] * 2 + [i * (i - 1) * pw(i - 2) for i in range(2, N_COEF)])
     arg = p["omega"] * t + p["phase"]
     s, co = jnp.sin(arg), jnp.cos(arg)
     f = c @ tp + p["amp"] * s

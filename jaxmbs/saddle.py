@@ -86,6 +86,34 @@ class CholeskyFactor:
         return jax.scipy.linalg.cho_solve((self.factor, True), b)
 
 
+def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
+    """x = A^-1 b for a symmetric positive definite A, differentiated implicitly.
+
+    `lax.custom_linear_solve`: derivatives flow through the product A x only (dx =
+    A^-1 (db - dA x), and the transposed solve for reverse mode reuses the factor), so the
+    factorisation itself is never differentiated. Exact to round-off, and reverse mode
+    stores the factor (two arrays) instead of every intermediate of an unrolled
+    factorisation: about 4x less reverse-mode time for long rollouts (BENCHMARKS.md).
+    Returns (x, singular_flag).
+    """
+    f = CholeskyFactor(jax.lax.stop_gradient(A), tol, unroll_max)
+    if f.unrolled:
+        L, inv_d, _ = f.factor
+        m = f.m
+        zero = jnp.zeros((), A.dtype)
+        Lm = jnp.stack([jnp.stack([L[i][k] if k <= i else zero for k in range(m)]) for i in range(m)])
+        iv = jnp.stack(inv_d)
+
+        def solve(_, rhs):
+            LL = [[Lm[i, k] for k in range(m)] for i in range(m)]
+            return _unrolled_apply((LL, [iv[i] for i in range(m)], None), rhs)
+    else:
+        def solve(_, rhs):
+            return f.solve(rhs)
+    x = jax.lax.custom_linear_solve(lambda y: A @ y, b, solve, symmetric=True)
+    return x, f.singular
+
+
 def cholesky_solve(A, b, tol=None, unroll_max=12):
     """Solve the SPD system A x = b; returns (x, singular_flag).
 
@@ -105,6 +133,12 @@ class SchurCholesky:
     singular configurations) sets status SINGULAR. Use `DenseLU` as a reference or
     `SchurCholesky(regularization=eps)` to damp redundant constraints
     (lam minimises |A lam - r|^2 + eps |lam|^2 in the Schur metric).
+
+    Mechanisms with massless extra coordinates (cam curve parameters; `M.n_extra > 0`)
+    have a singular M: they are solved with the augmented, SPD matrix
+    M + w Phi_q^T Phi_q (same solution; see `augmented_mass`), factorised densely
+    (element-wise for n <= 6, LAPACK above, to keep compile times short). This branch is
+    static: mechanisms without extra coordinates are solved exactly as before.
     """
 
     unroll_max: int = 12
@@ -112,6 +146,8 @@ class SchurCholesky:
     tol: float | None = None
 
     def solve(self, M, jac, Q, gamma):
+        if getattr(M, "n_extra", 0):  # massless extra coordinates (cam): augmented M
+            return _augmented_schur(self, M, jac, Q, gamma)
         MinvQ = M.solve(Q)
         if jac.shape[0] == 0:
             return MinvQ, jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
@@ -120,9 +156,43 @@ class SchurCholesky:
         if self.regularization:
             A = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
         rhs = jac @ MinvQ - gamma
-        lam, bad = cholesky_solve(A, rhs, self.tol, self.unroll_max)
+        lam, bad = _implicit_spd_solve(A, rhs, self.tol, self.unroll_max)
         qdd = MinvQ - MinvJt @ lam
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
+
+
+def augmented_mass(M, jac, Q, gamma):
+    """(Mbar, Qbar) = (M + w Phi_q^T Phi_q, Q + w Phi_q^T gamma) for a mass matrix with
+    massless (extra) coordinates.
+
+    Adding w Phi_q^T (Phi_q qdd - gamma) = 0 to the dynamic equations leaves the solution
+    of the KKT system unchanged, and Mbar is symmetric positive definite exactly when the
+    KKT matrix is regular (no nonzero qdd with M qdd = 0 and Phi_q qdd = 0) -- so the Schur
+    complement can be formed with Mbar^-1. The scalar weight w = trace(M) / |Phi_q|_F^2
+    makes the added term as large as M (scale-invariant in the units of the rows).
+    """
+    Md = M.dense()
+    JtJ = jac.T @ jac
+    w = jnp.trace(Md) / jnp.maximum(jnp.trace(JtJ), jnp.finfo(Md.dtype).tiny)
+    return Md + w * JtJ, Q + w * (jac.T @ gamma)
+
+
+def _augmented_schur(solver, M, jac, Q, gamma):
+    """SchurCholesky with the augmented mass matrix (see `augmented_mass`): a dense
+    Cholesky factorisation of Mbar (n x n, unrolled element-wise for n <= unroll_max),
+    then the Schur complement Phi_q Mbar^-1 Phi_q^T by Cholesky as usual."""
+    Mbar, Qbar = augmented_mass(M, jac, Q, gamma)
+    fM = CholeskyFactor(Mbar, solver.tol, min(solver.unroll_max, 6))
+    MinvQ = fM.solve(Qbar)
+    MinvJt = fM.solve(jac.T)
+    A = jac @ MinvJt
+    A = 0.5 * (A + A.T)
+    if solver.regularization:
+        A = A + solver.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
+    lam, bad = cholesky_solve(A, jac @ MinvQ - gamma, solver.tol, solver.unroll_max)
+    qdd = MinvQ - MinvJt @ lam
+    bad = bad | fM.singular
+    return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
 
 
 @static_class

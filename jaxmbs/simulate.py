@@ -23,7 +23,8 @@ class Trajectory(NamedTuple):
     """Saved samples of a simulation (leading axis: save points; batch axes first if vmapped).
 
     t (s,) s; q, v (s, n); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
-    velocity_error (s,) = max|Phi_q v + Phi_t|; kinetic, potential (s,) J; work (s,) J done
+    velocity_error (s,) = max|Phi_q v + Phi_t| (nonholonomic rows A v - b included: for a
+    knife edge this is its only residual, constraint_error does not see it); kinetic, potential (s,) J; work (s,) J done
     on the system by non-conservative forces, drivers and constraint forces since t0, so
     kinetic + potential - work is constant up to integration error; status () int32 bit
     flags (see jaxmbs.status); n_steps () steps taken (accepted, for adaptive);
@@ -256,8 +257,10 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
         terms = acc.terms
         T, V = energy_terms(mech, params, q, v, t)
-        cerr = jnp.max(jnp.abs(terms.phi), initial=0.0)
-        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit), initial=0.0)
+        # (no rows: the JVP of a max over an empty array is NaN, so return 0 directly)
+        zero = jnp.zeros((), q.dtype)
+        cerr = jnp.max(jnp.abs(terms.phi)) if terms.phi.shape[0] else zero
+        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if terms.jac.shape[0] else zero
         return acc.lam, cerr, verr, T, acc.potential
 
     lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)

@@ -67,8 +67,15 @@ class Projection:
 def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     """M-weighted projection of (q, v) onto the position and velocity constraint manifolds.
 
+    The position step uses the holonomic rows only; the velocity step all rows
+    (nonholonomic rows A(q, t) v = b included).
+
     Returns (q, v, status): status NEWTON_FAILED if |Phi| > tol after the iterations,
     SINGULAR if a solve was singular.
+
+    Massless extra coordinates (cam curve parameters) carry no weight in the M-norm; the
+    correction is still unique whenever the saddle system is regular, and `solver`
+    (SchurCholesky via its augmented mass matrix, or DenseLU) computes it.
     """
     status = jnp.zeros((), jnp.int32)
     if tol is None:
@@ -76,10 +83,13 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     if mech.n_constraints == 0:
         return q, v, status
     zero = jnp.zeros_like(q)
-    for _ in range(iterations):
+    # the position step uses the holonomic rows only (nonholonomic rows have no Phi)
+    hol = mech.holonomic_rows if mech.nonholonomic_rows else None
+    for _ in range(iterations if hol is None or hol.size else 0):
         terms = constraint_terms(mech, params, q, v, t)
         M = mass_matrix(mech, params, q)
-        dq, _, s = solver.solve(M, terms.jac, zero, -terms.phi)
+        jac, phi = (terms.jac, terms.phi) if hol is None else (terms.jac[hol], terms.phi[hol])
+        dq, _, s = solver.solve(M, jac, zero, -phi)
         q, status = q + dq, status | s
     terms = constraint_terms(mech, params, q, v, t)
     M = mass_matrix(mech, params, q)

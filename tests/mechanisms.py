@@ -38,20 +38,24 @@ def slider_crank(omega=150.0, driven=True):
     return mb.Built(mech, params, res.q, res.v)
 
 
-def four_bar(crank_angle=np.pi / 3, gravity=9.81):
-    """Crank-rocker: pivots (0,0), (0.5,0); crank 0.2, coupler 0.6, rocker 0.5; 1 kg/m bars.
-
-    Returns (mech, params, q_guess, v0) with q_guess only roughly closed: assemble it.
-    """
+def four_bar_points(crank_angle=np.pi / 3):
+    """Crank-rocker geometry: pivots O = (0,0), D = (0.5,0); crank 0.2, coupler 0.6, rocker
+    0.5 m. Returns the pins (A, B, D) with the loop closed exactly (circle intersection)."""
     a, b, c, d = 0.2, 0.6, 0.5, 0.5
     A = np.array([a * np.cos(crank_angle), a * np.sin(crank_angle)])
     D = np.array([d, 0.0])
-    # close the loop exactly (circle intersection) for a good build-time configuration
     r = np.linalg.norm(D - A)
     x = (b**2 - c**2 + r**2) / (2 * r)
     h = np.sqrt(b**2 - x**2)
     e = (D - A) / r
     B = A + x * e + h * np.array([-e[1], e[0]])
+    return A, B, D
+
+
+def four_bar_model(crank_angle=np.pi / 3, gravity=9.81):
+    """The crank-rocker of `four_bar` as an unbuilt Model (1 kg/m uniform bars), so that
+    tests can add forces; returns (model, A, B, D)."""
+    A, B, D = four_bar_points(crank_angle)
     m = mb.Model(gravity=(0.0, -gravity))
 
     def bar(name, P, Q):
@@ -66,7 +70,15 @@ def four_bar(crank_angle=np.pi / 3, gravity=9.81):
     m.add_revolute("A", "crank", "coupler", at=A)
     m.add_revolute("B", "coupler", "rocker", at=B)
     m.add_revolute("D", "ground", "rocker", at=D)
-    return m.build()
+    return m, A, B, D
+
+
+def four_bar(crank_angle=np.pi / 3, gravity=9.81):
+    """Crank-rocker: pivots (0,0), (0.5,0); crank 0.2, coupler 0.6, rocker 0.5; 1 kg/m bars.
+
+    Returns (mech, params, q_guess, v0) with q_guess only roughly closed: assemble it.
+    """
+    return four_bar_model(crank_angle, gravity)[0].build()
 
 
 def kitchen_sink():

@@ -80,4 +80,6 @@ def test_sharded_batch_equals_single_device(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
     assert res["devices"] == 4
-    assert res["maxdiff"] == 0.0
+    # identical up to round-off: XLA may vectorise a per-device slice of 2 members differently
+    # from the whole batch of 8 (FMA contraction, SIMD remainder loops): a few ulp at most
+    assert res["maxdiff"] <= 1e-14

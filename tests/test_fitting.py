@@ -11,6 +11,7 @@ import pytest
 
 import jaxmbs as mb
 from jaxmbs import fitting as fit
+from mechanisms import four_bar_points
 
 # ----------------------------------------------------------------------------- pendulum
 T_END, DT, SAVE = 2.0, 5e-3, 4
@@ -224,13 +225,7 @@ def test_jacobian_report_names_zero_columns_and_combinations():
 def driven_four_bar(th0=np.pi / 3):
     """Four-bar with offset CGs, a torsion spring-damper on the rocker, driven at O with a
     non-uniform speed (so that accelerations excite every inertial parameter)."""
-    a, b, c, d = 0.2, 0.6, 0.5, 0.5
-    A = np.array([a * np.cos(th0), a * np.sin(th0)])
-    D = np.array([d, 0.0])
-    r = np.linalg.norm(D - A)
-    x = (b**2 - c**2 + r**2) / (2 * r)
-    e = (D - A) / r
-    B = A + x * e + np.sqrt(b**2 - x**2) * np.array([-e[1], e[0]])
+    A, B, D = four_bar_points(th0)
     m = mb.Model(gravity=(0.0, -9.81))
 
     def bar(name, P, Q, cg, mass):

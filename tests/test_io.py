@@ -15,7 +15,7 @@ from jaxmbs import io
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # builder methods that take Python functions: they cannot be written to a data file
-FUNCTION_METHODS = {"add_constraint", "add_force", "add_velocity_constraint"}
+FUNCTION_METHODS = {"add_constraint", "add_force", "add_velocity_constraint", "add_circle_profile_contact"}
 
 
 def core_model():

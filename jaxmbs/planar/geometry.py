@@ -48,3 +48,18 @@ def point_jacobian(As, sign=1.0):
 def row_jacobian(w, As, sign=1.0):
     """d(w . (r + A s))/d(x, y, theta) for fixed w: (k, 3) = sign * [w, w . perp(A s)]."""
     return sign * jnp.concatenate([w, dot(w, perp(As))[:, None]], -1)
+
+
+def safe_length(d):
+    """|d| and the unit vector d / |d| of (k, 2) vectors, finite in value and in every
+    derivative at d = 0 (length 0, unit vector 0 there: the direction is undefined).
+
+    The double-where pattern: the norm is taken of a substituted 1 where d = 0, so neither
+    the forward values nor the derivative rules (1 / |d|) see a division by zero.
+    """
+    dd = dot(d, d)
+    nz = dd > 0
+    ell_s = jnp.sqrt(jnp.where(nz, dd, 1.0))
+    ell = jnp.where(nz, ell_s, 0.0)
+    u = jnp.where(nz[:, None], d / ell_s[:, None], 0.0)
+    return ell, u, ell_s

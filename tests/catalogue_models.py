@@ -1,0 +1,68 @@
+"""Small models using the planar catalogue's joint and force types (one or more each),
+for the JSON model-file round-trip tests (tests/test_io.py)."""
+import math
+
+import jaxmbs as mb
+
+
+def gears_and_rolling():
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("g1", mass=1.0, inertia=0.02, position=(0.0, 0.0))
+    m.add_body("g2", mass=0.5, inertia=0.01, position=(0.3, 0.0), angle=0.1)
+    m.add_revolute("p1", "ground", "g1", at=(0.0, 0.0))
+    m.add_revolute("p2", "ground", "g2", at=(0.3, 0.0))
+    m.add_gear("mesh", "g1", "g2", ratio=-2.0)
+    m.add_body("rack", mass=0.4, inertia=0.01, position=(0.0, -0.2))
+    m.add_prismatic("slide", "ground", "rack", axis=(1.0, 0.0), at=(0.0, -0.2))
+    m.add_rack_pinion("rp", "rack", "g1", radius=0.05)
+    m.add_body("disc", mass=0.7, inertia=0.005, position=(1.0, 0.12), angular_velocity=-2.0,
+               velocity=(0.24, 0.0))
+    m.add_rolling_disc("roll", "ground", "disc", radius=0.12, axis=(1.0, 0.0), at=(1.0, 0.0))
+    return m
+
+
+def knife_edge():
+    m = mb.Model(gravity=(0.0, 0.0))
+    m.add_body("cart", mass=2.0, inertia=0.1, position=(0.0, 0.0), angle=0.3, velocity=(0.955, 0.296))
+    m.add_knife_edge("blade", "cart", point=(-0.2, 0.0), axis_local=(1.0, 0.0))
+    return m
+
+
+def contacts():
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("ball", mass=0.2, inertia=1e-4, position=(0.0, 0.06))
+    m.add_body("ball2", mass=0.2, inertia=1e-4, position=(0.2, 0.06))
+    m.add_body("wheel", mass=1.0, inertia=0.02, position=(1.0, 0.3))
+    m.add_circle_line_contact("floor", "ground", "ball", radius=0.05, k=1e5, normal=(0.0, 1.0),
+                              at_i=(0.0, 0.0), restitution=0.8, impact_velocity=1.0, friction=0.3)
+    m.add_circle_circle_contact("bump", "ball", "ball2", radius_i=0.05, radius_j=0.05, k=2e5,
+                                damping=0.5, damping_model="hunt-crossley")
+    m.add_circle_terrain_contact("tire", "wheel", radius=0.3, xs=[0.0, 1.0, 2.0, 3.0],
+                                 ys=[0.0, 0.02, -0.01, 0.0], k=1e5, exponent=1.0, friction=0.5)
+    return m
+
+
+def rotating():
+    m = mb.Model(gravity=(0.0, 0.0))
+    m.add_rotating_frame(mb.constant(2.0))
+    m.add_particle("p", mass=1.0, position=(1.0, 0.0), velocity=(0.0, 0.5))
+    m.add_body("b", mass=1.0, inertia=0.1, position=(0.0, 1.0), cg=(0.1, 0.0))
+    return m
+
+
+def cam():
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("cam", mass=1.0, inertia=0.01, position=(0.0, 0.0))
+    m.add_revolute("pivot", "ground", "cam", at=(0.0, 0.0))
+    m.drive_joint("motor", "pivot", mb.constant_velocity(10.0))
+    m.add_body("follower", mass=0.2, inertia=1e-3, position=(0.0, 0.07))
+    m.add_prismatic("guide", "ground", "follower", axis=(0.0, 1.0), at=(0.0, 0.07))
+    pts = [(0.05 * math.cos(2 * math.pi * k / 8), 0.06 * math.sin(2 * math.pi * k / 8)) for k in range(8)]
+    m.add_cam("contact", "cam", "follower", ("spline", pts), ("line", (0.0, -0.01), (1.0, 0.0)))
+    m.add_body("disc", mass=0.3, inertia=1e-3, position=(1.0, 0.1))
+    m.add_cam("roll", "ground", "disc", ("polynomial", [0.0, 0.0, 0.1]), ("circle", (0.0, 0.0), 0.1))
+    return m
+
+
+CATALOGUE = {"gears_and_rolling": gears_and_rolling, "knife_edge": knife_edge, "contacts": contacts,
+             "rotating": rotating, "cam": cam}
