@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import profiles
+from ._small import MINV_MAX, matmul
 from .mechanism import Mechanism, Params
 from .planar import forces as pf
 from .planar.geometry import perp, rotate
@@ -199,6 +200,8 @@ class MassMatrix(NamedTuple):
             raise ValueError("MassMatrix.solve: this mechanism has massless extra coordinates "
                              "(cam curve parameters), so M is singular; solve the saddle system "
                              "with SchurCholesky or DenseLU, which handle them")
+        if X.shape[0] <= MINV_MAX:  # small: dense M^-1 and an element-wise product
+            return matmul(self.inverse_dense(), X)
         Xb, Xp = self._split(X)
         pc = perp(self.c)
         m, J = self._bc(self.m, Xb[:, 0]), self._bc(self.J, Xb[:, 0])
@@ -207,6 +210,29 @@ class MassMatrix(NamedTuple):
         yb = jnp.stack([Xb[:, 0] / m - px * th, Xb[:, 1] / m - py * th, th], 1)
         yp = Xp / self._bc(self.mp, Xp[:, 0])[:, None]
         return self._join(yb, yp)
+
+    def inverse_dense(self):
+        """M^-1 as an (n, n) array, assembled entry by entry from the closed-form 3x3
+        block inverses (for small n; ValueError with massless extra coordinates)."""
+        if self.n_extra:
+            raise ValueError("MassMatrix.inverse_dense: M is singular (massless extra coordinates)")
+        nb, npt = self.m.shape[0], self.mp.shape[0]
+        n = 3 * nb + 2 * npt
+        zero = jnp.zeros((), self.m.dtype)
+        rows = [[zero] * n for _ in range(n)]
+        pc = perp(self.c)
+        for b in range(nb):
+            im, iJ, px, py = 1.0 / self.m[b], 1.0 / self.J[b], pc[b, 0], pc[b, 1]
+            blk = ((im + px * px * iJ, px * py * iJ, -px * iJ),
+                   (px * py * iJ, im + py * py * iJ, -py * iJ),
+                   (-px * iJ, -py * iJ, iJ))
+            for i in range(3):
+                for j in range(3):
+                    rows[3 * b + i][3 * b + j] = blk[i][j]
+        for k in range(npt):
+            r = 3 * nb + 2 * k
+            rows[r][r] = rows[r + 1][r + 1] = 1.0 / self.mp[k]
+        return jnp.stack([jnp.stack(r) for r in rows])
 
     def dense(self):
         """The full (n, n) matrix (reference and tests)."""

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import status as st
+from ._small import matmul
 from ._tree import static_class
 
 __all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
@@ -110,7 +111,7 @@ def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
     else:
         def solve(_, rhs):
             return f.solve(rhs)
-    x = jax.lax.custom_linear_solve(lambda y: A @ y, b, solve, symmetric=True)
+    x = jax.lax.custom_linear_solve(lambda y: matmul(A, y), b, solve, symmetric=True)
     return x, f.singular
 
 
@@ -152,12 +153,12 @@ class SchurCholesky:
         if jac.shape[0] == 0:
             return MinvQ, jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
         MinvJt = M.solve(jac.T)  # (n, m)
-        A = jac @ MinvJt
+        A = matmul(jac, MinvJt)
         if self.regularization:
             A = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
-        rhs = jac @ MinvQ - gamma
+        rhs = matmul(jac, MinvQ) - gamma
         lam, bad = _implicit_spd_solve(A, rhs, self.tol, self.unroll_max)
-        qdd = MinvQ - MinvJt @ lam
+        qdd = MinvQ - matmul(MinvJt, lam)
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
 
 
