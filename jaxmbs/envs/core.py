@@ -158,8 +158,9 @@ class MechanismEnv(Env):
     Args (common to all subclasses):
       substeps: RK4 substeps per control period (static).
       differentiable: keep gradients through `step` / `reset` (default False: cut).
-      integrator: a fixed-step jaxmbs integrator (default RK4(): stages in a scan, fast to compile); e.g.
-        SemiImplicitEuler() for speed at lower accuracy.
+      integrator: a fixed-step jaxmbs integrator (default RK4(): stages in a scan, fast to
+        compile; the small cart-pole, acrobot and pendulum use RK4(unroll=True), faster to
+        run); e.g. SemiImplicitEuler() for speed at lower accuracy.
       stabilizer: default Projection() (exact closure after every substep);
         environments whose constraints are linear in q (cart-pole, pendulum) default to
         NoStabilization(), which RK4 keeps satisfied exactly (to round-off).
