@@ -58,6 +58,40 @@ def test_mass_matrix_inverse_and_apply():
     np.testing.assert_allclose(M.solve(jnp.asarray(X)), np.linalg.solve(D, X), rtol=1e-11, atol=1e-12)
 
 
+
+def test_small_mass_matrix_path_and_inverse_dense():
+    # n <= MINV_MAX takes the dense element-wise M^-1 path; inverse_dense also checked on a
+    # larger mechanism with particles, against NumPy's inverse of M.dense()
+    from jaxmbs._small import MINV_MAX
+    mech, params, _, _ = double_pendulum()
+    assert mech.n_coords <= MINV_MAX
+    q, _, _ = _random_state(mech.n_coords, 5)
+    M = mass_matrix(mech, params, q)
+    D = np.asarray(M.dense())
+    X = np.random.default_rng(1).normal(size=(mech.n_coords, 3))
+    np.testing.assert_allclose(M.solve(jnp.asarray(X)), np.linalg.solve(D, X), rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(M.solve(jnp.asarray(X[:, 0])), np.linalg.solve(D, X[:, 0]), rtol=1e-11, atol=1e-12)
+    mech, params, _, _ = kitchen_sink()
+    q, _, _ = _random_state(mech.n_coords, 6)
+    M = mass_matrix(mech, params, q)
+    np.testing.assert_allclose(M.inverse_dense(), np.linalg.inv(np.asarray(M.dense())), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("sa,sb", [((4, 6), (6, 4)), ((6,), (6, 4)), ((4, 6), (6,)), ((4,), (4, 3, 2)),
+                                   ((3, 8), (8, 3)), ((5, 9), (9, 2)), ((12, 12), (12, 10)), ((0, 3), (3, 2))])
+def test_small_matmul_matches_matmul(sa, sb):
+    # written-out products (short contracted axis, small output) and the jnp fallbacks
+    from jaxmbs._small import matmul
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(size=sa), rng.normal(size=sb)
+    ref = np.tensordot(a, b, axes=1) if len(sb) > 2 else a @ b
+    np.testing.assert_allclose(matmul(jnp.asarray(a), jnp.asarray(b)), ref, rtol=1e-13, atol=1e-13)
+    vm = jax.vmap(matmul)(jnp.stack([a, 2 * a]), jnp.stack([b, b]))  # batched, as the engine uses it
+    np.testing.assert_allclose(vm[1], 2 * ref, rtol=1e-13, atol=1e-13)
+    with pytest.raises(ValueError, match="do not align"):
+        matmul(jnp.ones((2, 3)), jnp.ones((4, 2)))
+
+
 def _kinetic(mech, params, q, v):
     """T = sum 1/2 m |r_G_dot|^2 + 1/2 J theta_dot^2 + particles, written independently."""
     nb = mech.n_bodies
