@@ -30,7 +30,7 @@ from jaxmbs import envs  # noqa: E402
 THRESHOLDS = {"cartpole_swingup": 100.0, "five_bar": -12.0}
 DEFAULTS = {  # total env steps per task (a few minutes on a 2-core CPU)
     "cartpole_swingup": dict(total_steps=2_000_000, num_envs=64, rollout=128),
-    "five_bar": dict(total_steps=1_000_000, num_envs=64, rollout=100),
+    "five_bar": dict(total_steps=2_000_000, num_envs=64, rollout=100),
 }
 
 
