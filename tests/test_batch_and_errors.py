@@ -37,8 +37,9 @@ def test_same_topology_compiles_nothing():
 
 
 def test_failing_member_does_not_spoil_the_batch():
-    """One member with a NaN mass: its status says so and the others are bit-identical to
-    their individual runs."""
+    """One member with a NaN mass: its status says so and the others equal their individual
+    runs to round-off (the batched and single programs are compiled separately, and XLA
+    may vectorise the element-wise small products of each differently: 7e-16 measured)."""
     mech, params, q0, v0 = double_pendulum()
     masses = jnp.array([1.0, jnp.nan, 2.0])
     batch = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
@@ -49,7 +50,7 @@ def test_failing_member_does_not_spoil_the_batch():
     assert np.all(np.isfinite(out.q[1]))  # frozen at the last finite state
     single = mb.simulate(mech, mech.replace(params, {"l2.mass": 2.0}), q0, v0, (0.0, 0.5), 1e-3,
                          save_every=100)
-    np.testing.assert_array_equal(out.q[2], single.q)
+    np.testing.assert_allclose(out.q[2], single.q, rtol=1e-12, atol=1e-14)
 
 
 def test_singular_configuration_sets_status():

@@ -24,9 +24,17 @@ def cross(a, b):
 
 
 def dot(a, b):
-    """Scalar product of (..., 2) vectors (written out: a reduce over a length-2 axis is
-    slow under vmap on XLA:CPU)."""
-    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1]
+    """Scalar product over the last axis (length 2 or 3: vectors, or force/velocity
+    triples (x, y, theta)), written out: a reduce over so short an axis is slow under
+    vmap on XLA:CPU."""
+    k = max(a.shape[-1], b.shape[-1])
+    if k > 4:
+        return jnp.sum(a * b, -1)
+    a, b = jnp.broadcast_to(a, a.shape[:-1] + (k,)), jnp.broadcast_to(b, b.shape[:-1] + (k,))
+    out = a[..., 0] * b[..., 0]
+    for j in range(1, k):
+        out = out + a[..., j] * b[..., j]
+    return out
 
 
 def point(X, s):
