@@ -6,6 +6,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from .banded import wants_sparse
 from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
 from .saddle import SchurCholesky
 from .stabilize import NoStabilization
@@ -32,7 +33,7 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
 
     Sign convention: M qdd + Phi_q^T lam = Q, so the constraint forces are -Phi_q^T lam.
     """
-    terms = constraint_terms(mech, params, q, v, t)
+    terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)
     gamma = stabilizer.gamma(terms, v)

@@ -14,6 +14,7 @@ import numpy as np
 
 from . import profiles
 from ._small import MINV_MAX, matmul
+from .banded import SparseJacobian, sparse_plan
 from .mechanism import Mechanism, Params
 from .planar import forces as pf
 from .planar.geometry import perp, rotate
@@ -103,8 +104,12 @@ def _velocity_terms(mech, params, q, v, t):
     return jacs, phits, gammas
 
 
-def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerms:
+def constraint_terms(mech: Mechanism, params: Params, q, v, t, sparse: bool = False) -> ConstraintTerms:
     """Phi, Phi_q (dense, m x n), Phi_t and gamma of all constraint rows at (q, v, t).
+
+    sparse=True returns Phi_q as a `jaxmbs.banded.SparseJacobian` (per-row nonzero blocks,
+    no dense m x n array) for the mechanisms the sparse path covers (no user, velocity or
+    cam rows), and the dense array otherwise. Solvers that use it say so (`solver.sparse`).
 
     Nonholonomic rows (`mech.nonholonomic_rows`: knife edges, user velocity constraints
     A(q, t) v = b(q, t)) have phi = 0, jac = A, phit = -b and gamma = -(A_q v) v + b_dot,
@@ -112,6 +117,8 @@ def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerm
     n, m = mech.n_coords, mech.n_constraints
     dtype = q.dtype
     t = jnp.asarray(t, dtype)
+    if sparse and m and sparse_plan(mech) is not None:
+        return _sparse_terms(mech, params, q, v, t, sparse_plan(mech))
     cols = mech.frame_cols()
     phi = jnp.zeros((m,), dtype)
     phit = jnp.zeros((m,), dtype)
@@ -140,6 +147,19 @@ def constraint_terms(mech: Mechanism, params: Params, q, v, t) -> ConstraintTerm
         rows = np.arange(vc.row0, vc.row0 + vc.rows)
         phit, gamma, jac = phit.at[rows].set(pt), gamma.at[rows].set(ga), jac.at[rows].set(jc)
     return ConstraintTerms(phi, jac, phit, gamma)
+
+
+def _sparse_terms(mech, params, q, v, t, plan):
+    """ConstraintTerms with a SparseJacobian: the family blocks concatenated, no scatter."""
+    parts = constraint_rows(mech, params, q, v, t)
+    phi = jnp.concatenate([ph.reshape(-1) for _, ph, _, _, _, _ in parts])
+    phit = jnp.concatenate([pt.reshape(-1) for _, _, _, _, pt, _ in parts])
+    gamma = jnp.concatenate([ga.reshape(-1) for _, _, _, _, _, ga in parts])
+    vals = jnp.concatenate([jnp.concatenate([Gi, Gj], -1).reshape(-1, 6)
+                            for _, _, Gi, Gj, _, _ in parts])
+    if not plan.identity_order:
+        phi, phit, gamma, vals = phi[plan.src], phit[plan.src], gamma[plan.src], vals[plan.src]
+    return ConstraintTerms(phi, SparseJacobian(vals, plan), phit, gamma)
 
 
 class MassMatrix(NamedTuple):

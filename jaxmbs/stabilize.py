@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from . import status as st
 from ._tree import static_class
+from .banded import wants_sparse
 from .equations import constraint_terms, mass_matrix
 
 __all__ = ["Baumgarte", "Projection", "NoStabilization", "project"]
@@ -83,15 +84,16 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     if mech.n_constraints == 0:
         return q, v, status
     zero = jnp.zeros_like(q)
+    sparse = wants_sparse(solver, mech)
     # the position step uses the holonomic rows only (nonholonomic rows have no Phi)
     hol = mech.holonomic_rows if mech.nonholonomic_rows else None
     for _ in range(iterations if hol is None or hol.size else 0):
-        terms = constraint_terms(mech, params, q, v, t)
+        terms = constraint_terms(mech, params, q, v, t, sparse)
         M = mass_matrix(mech, params, q)
         jac, phi = (terms.jac, terms.phi) if hol is None else (terms.jac[hol], terms.phi[hol])
         dq, _, s = solver.solve(M, jac, zero, -phi)
         q, status = q + dq, status | s
-    terms = constraint_terms(mech, params, q, v, t)
+    terms = constraint_terms(mech, params, q, v, t, sparse)
     M = mass_matrix(mech, params, q)
     dv, _, s = solver.solve(M, terms.jac, zero, -(terms.jac @ v + terms.phit))
     scale = 1.0 + jnp.max(jnp.abs(q))
