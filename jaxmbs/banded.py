@@ -244,31 +244,36 @@ def band_matvec(B, y):
 def band_factor(B, tol):
     """Banded Cholesky A = L L^T of B (m, w + 1) in a `lax.scan` over the rows.
 
-    Row i of L is found from the trailing w x w block T of L (rows i-w..i-1, carried as
-    scalars): its off-diagonal part x solves T x = A[i, i-w:i], and L_ii = sqrt(A_ii - x.x).
+    Row i of L is found from the trailing w x w block T of L (rows i-w..i-1): its
+    off-diagonal part x solves T x = A[i, i-w:i], and L_ii = sqrt(A_ii - x.x).
     Returns R (m, w + 1) = [x, L_ii] per row, and a flag set if a pivot fell below
     tol * A_ii (rank-deficient rows).
+
+    The carried window is one array (not a tuple of scalars): XLA copies every carried
+    buffer that the loop body permutes, and a shifted tuple costs one copy kernel per
+    entry and row.
     """
     m, w1 = B.shape
     w = w1 - 1
     dtype = B.dtype
-    one, zero = jnp.ones((), dtype), jnp.zeros((), dtype)
-    T0 = tuple(tuple(one if a == b else zero for b in range(a + 1)) for a in range(w))
+    zero = jnp.zeros((), dtype)
+    tri = [(a, b) for a in range(w) for b in range(a + 1)]  # packed lower triangle of T
+    T0 = jnp.asarray([1.0 if a == b else 0.0 for a, b in tri], dtype)
 
     def row(carry, Bi):
-        T, bad = carry
-        a = [Bi[w - k] for k in range(w)]  # A[i, i - w + k]
+        Tv, bad = carry
+        T = {ab: Tv[k] for k, ab in enumerate(tri)}
         x = []
-        for k in range(w):
-            s = a[k] - sum((T[k][j] * x[j] for j in range(k)), zero)
-            x.append(s / T[k][k])
+        for k in range(w):  # T x = A[i, i - w + k] = Bi[w - k]
+            s = Bi[w - k] - sum((T[k, j] * x[j] for j in range(k)), zero)
+            x.append(s / T[k, k])
         d = Bi[0] - sum((xk * xk for xk in x), zero)
         floor = tol * jnp.abs(Bi[0])
         small = d <= floor
         d = jnp.where(small, jnp.maximum(floor, jnp.finfo(dtype).tiny), d)
         lii = jnp.sqrt(d)
-        full = [list(T[k]) for k in range(w)] + [x + [lii]]
-        Tn = tuple(tuple(full[a + 1][b + 1] for b in range(a + 1)) for a in range(w))
+        full = {**T, **{(w, b): x[b] for b in range(w)}, (w, w): lii}
+        Tn = jnp.stack([full[a + 1, b + 1] for a, b in tri])
         return (Tn, bad | small), jnp.stack(x + [lii])
 
     (_, bad), R = jax.lax.scan(row, (T0, jnp.zeros((), bool)), B)
@@ -284,18 +289,18 @@ def band_solve(R, b):
     def fwd(prev, xs):
         Ri, bi = xs
         y = (bi - sum((Ri[k] * prev[k] for k in range(w)), zero)) / Ri[w]
-        return prev[1:] + (y,), y
+        return jnp.stack([prev[k] for k in range(1, w)] + [y]), y
 
-    _, y = jax.lax.scan(fwd, (zero,) * w, (R, b))
+    _, y = jax.lax.scan(fwd, jnp.zeros((w,), R.dtype), (R, b))
     # column i of L below the diagonal: L[i + d, i] = R[i + d, w - d], d = 1..w
     C = jnp.stack([jnp.pad(R[d:, w - d], (0, d)) for d in range(1, w + 1)], 1)
 
     def bwd(nxt, xs):
         Ci, Ri, yi = xs
         z = (yi - sum((Ci[d] * nxt[d] for d in range(w)), zero)) / Ri[w]
-        return (z,) + nxt[:-1], z
+        return jnp.stack([z] + [nxt[k] for k in range(w - 1)]), z
 
-    _, z = jax.lax.scan(bwd, (zero,) * w, (C, R, y), reverse=True)
+    _, z = jax.lax.scan(bwd, jnp.zeros((w,), R.dtype), (C, R, y), reverse=True)
     return z
 
 
