@@ -181,6 +181,9 @@ class JaxRunner:
         self.V0 = jnp.broadcast_to(cast(v0), (batch, v0.size)) + jnp.zeros((batch, 1), dt)
         stabilizer = make_stabilizer(stab)
         paxis = 0 if batched_params else None
+        from jaxmbs.banded import wants_sparse
+        self.solver_path = ("SchurCholesky() banded" if wants_sparse(mb.SchurCholesky(), mech)
+                            else "SchurCholesky() dense")
 
         def chunk_fn(p, q, v):
             tr = mb.simulate_batch(mech, p, q, v, (0.0, chunk * DT), DT, params_axis=paxis,
@@ -409,7 +412,8 @@ def run_case(spec):
                 r["error"] = f"compile failed: {e!r}"
                 jres.append(r)
                 continue
-            r.update(compile_s=jr.compile_s, lower_s=jr.lower_s, xla_compile_s=jr.xla_compile_s)
+            r.update(compile_s=jr.compile_s, lower_s=jr.lower_s, xla_compile_s=jr.xla_compile_s,
+                     solver=jr.solver_path)
             t_chunk = jr.probe()
             if nsteps is None:  # the first configuration fixes the horizon of the case
                 if nsteps_forced:
@@ -557,7 +561,7 @@ def flatten_case(res):
         rate = r.get("steps_per_s")
         mrate, nrate = mj.get("steps_per_s"), npr.get("steps_per_s")
         e = dict(name=res["name"], batch=res["batch"], dtype=r["dtype"], stabilizer=r["stabilizer"],
-                 nsteps=res.get("nsteps"), t_end=res.get("t_end"), n_bodies=res["n_bodies"],
+                 solver=r.get("solver"), nsteps=res.get("nsteps"), t_end=res.get("t_end"), n_bodies=res["n_bodies"],
                  jaxmbs_steps_per_s=rate, mujoco_steps_per_s=mrate, numpy_steps_per_s=nrate,
                  ratio_vs_mujoco=(rate / mrate) if rate and mrate else None,
                  ratio_vs_numpy=(rate / nrate) if rate and nrate else None,
