@@ -96,10 +96,6 @@ class SparsePlan:
         keep = flat < n
         self.colT = _gather_table(np.nonzero(keep)[0], n, keys=flat[keep], pad=6 * m)
 
-    @property
-    def bandwidth(self) -> int:
-        return self.w
-
 
 def _gather_table(values, n_keys, keys=None, pad=None):
     """(n_keys, c) table listing, for every key, the positions k with keys[k] == key
