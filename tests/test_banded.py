@@ -25,7 +25,7 @@ def chain(n, L=0.5):
 
 def tree():
     """A driven hub with three 4-link branches, offset CGs, a particle on a distance joint
-    and a slider on a prismatic joint: every coupling pattern of a tree (28 rows, n = 44)."""
+    and a slider on a prismatic joint: every coupling pattern of a tree (30 rows, n = 44)."""
     m = mb.Model(gravity=(0.2, -9.81))
     m.add_body("hub", mass=2.0, inertia=0.2, position=(0.0, 0.0), cg=(0.02, -0.01))
     m.add_revolute("h", "ground", "hub", at=(0.0, 0.0))
