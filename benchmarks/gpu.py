@@ -32,11 +32,11 @@ import numpy as np  # noqa: E402
 import throughput as T  # noqa: E402
 
 
-def point(case, batch, dtype, stab, chunk, chunks, repeats):
+def point(case, batch, dtype, stab, chunk, chunks, repeats, vectorize="auto"):
     import jaxmbs_models as JM
     import reference as R
 
-    r = T.JaxRunner(case, batch, dtype, stab, chunk)
+    r = T.JaxRunner(case, batch, dtype, stab, chunk, vectorize=vectorize)
     r.probe()
     walls = []
     for _ in range(repeats):
@@ -50,6 +50,7 @@ def point(case, batch, dtype, stab, chunk, chunks, repeats):
     obs = np.asarray(JM.observables(case, rec["q_final"]), float)
     mem = r.memory()
     return dict(case=case, batch=batch, dtype=dtype, stabilizer=stab, steps=steps,
+                vectorize=vectorize, path=r.solver_path,
                 steps_per_s=batch * steps / wall, wall_s=wall, walls=walls,
                 compile_s=r.compile_s, final_error=float(np.max(np.abs(obs - ref))),
                 max_constraint_error=float(rec["gap_max"]), finite=rec["finite"],
@@ -64,6 +65,8 @@ def main(argv=None):
     ap.add_argument("--batches", type=int, nargs="*", default=[4096, 65536, 262144, 1048576])
     ap.add_argument("--dtypes", nargs="*", default=["float32", "float64"])
     ap.add_argument("--stabilizers", nargs="*", default=["projection"])
+    ap.add_argument("--vectorize", nargs="*", default=["auto"],
+                    help="simulate_batch vectorize= values to time (auto, vmap, elementwise)")
     ap.add_argument("--chunk", type=int, default=100)
     ap.add_argument("--chunks", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
@@ -82,20 +85,20 @@ def main(argv=None):
     for case in args.cases:
         for dtype in args.dtypes:
             for stab in args.stabilizers:
-                for batch in args.batches:
+                for batch, vec in [(b, v) for b in args.batches for v in args.vectorize]:
                     spent = time.perf_counter() - t_start
                     if spent > args.budget:
                         res["skipped"].append(dict(case=case, batch=batch, dtype=dtype, why="budget"))
                         continue
                     try:
-                        p = point(case, batch, dtype, stab, args.chunk, args.chunks, args.repeats)
+                        p = point(case, batch, dtype, stab, args.chunk, args.chunks, args.repeats, vec)
                     except Exception as e:  # noqa: BLE001 - out of memory etc.: record and go on
                         res["skipped"].append(dict(case=case, batch=batch, dtype=dtype,
                                                    why=f"{type(e).__name__}: {str(e)[:300]}"))
                         print(f"{case} {dtype} {batch}: FAILED {e!r}"[:400], file=sys.stderr, flush=True)
                         continue
                     res["points"].append(p)
-                    print(f"{case:16s} {dtype} {stab:10s} batch {batch:8d}: {p['steps_per_s']:.3e} "
+                    print(f"{case:16s} {dtype} {stab:10s} {vec:11s} batch {batch:8d}: {p['steps_per_s']:.3e} "
                           f"steps/s, compile {p['compile_s']:.1f} s, err {p['final_error']:.1e}, "
                           f"gap {p['max_constraint_error']:.1e}", file=sys.stderr, flush=True)
                     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -161,7 +161,7 @@ def make_stabilizer(name):
 class JaxRunner:
     """One compiled chunk function (batch, dtype, stabiliser) and its timing helpers."""
 
-    def __init__(self, case, batch, dtype, stab, chunk, batched_params=False):
+    def __init__(self, case, batch, dtype, stab, chunk, batched_params=False, vectorize="auto"):
         jax = _setup_jax()
         import jax.numpy as jnp
         import jaxmbs as mb
@@ -182,12 +182,18 @@ class JaxRunner:
         stabilizer = make_stabilizer(stab)
         paxis = 0 if batched_params else None
         from jaxmbs.banded import wants_sparse
-        self.solver_path = ("SchurCholesky() banded" if wants_sparse(mb.SchurCholesky(), mech)
-                            else "SchurCholesky() dense")
+        import importlib
+        S = importlib.import_module("jaxmbs.simulate")
+        sparse = wants_sparse(mb.SchurCholesky(), mech)
+        ew = vectorize == "elementwise" or (vectorize == "auto" and jax.default_backend() == "cpu"
+                                            and mech.n_coords <= S.EW_MAX_COORDS and not sparse)
+        self.solver_path = (("SchurCholesky() banded" if sparse else "SchurCholesky() dense")
+                            + (", elementwise" if ew else ", vmap"))
 
         def chunk_fn(p, q, v):
             tr = mb.simulate_batch(mech, p, q, v, (0.0, chunk * DT), DT, params_axis=paxis,
-                                   save_every=chunk, integrator=mb.RK4(), stabilizer=stabilizer)
+                                   save_every=chunk, integrator=mb.RK4(), stabilizer=stabilizer,
+                                   vectorize=vectorize)
             return tr.q[:, -1], tr.v[:, -1], tr.constraint_error[:, -1], tr.status
 
         self.fn = jax.jit(chunk_fn)

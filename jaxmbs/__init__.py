@@ -18,6 +18,7 @@ from .analysis import (
 )
 from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .dynamics import Accelerations, accelerations
+from .elementwise import elementwise_vmap
 from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
 from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
 from .mechanism import Mechanism, Params, State
@@ -36,6 +37,7 @@ __all__ = [
     "Model", "Built", "Mechanism", "Params", "State",
     "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
     "constraint_report", "accelerations", "simulate", "simulate_batch", "Trajectory",
+    "elementwise_vmap",
     "constraint_terms", "mass_matrix", "generalized_forces", "force_outputs",
     "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5",
     "Baumgarte", "Projection", "NoStabilization", "project",

@@ -44,14 +44,15 @@ try:  # jax >= 0.4.30
 except ImportError:  # pragma: no cover
     from jax import core as _jcore
 
-__all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_GROUP"]
+__all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 
 SCAN_UNROLL = 8  # scans of at most this many iterations are unrolled
-BARRIER_GROUP = 8  # values with several consumers materialised per fence (see _shared_barriers)
+MAX_OPS = 80_000  # largest written-out program (scalar operations), see _Ctx.bind
+BARRIER_LEVELS = 1  # dataflow depths per fence (see _shared_barriers)
 
 # element-wise primitives (n-ary, same-shaped operands, one output)
 _ELEMENTWISE = {
-    "add", "sub", "mul", "div", "neg", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "add", "add_any", "sub", "mul", "div", "neg", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
     "sinh", "cosh", "tanh", "exp", "exp2", "log", "log1p", "expm1", "sqrt", "rsqrt", "cbrt",
     "abs", "sign", "floor", "ceil", "round", "integer_pow", "pow", "square", "max", "min",
     "rem", "eq", "ne", "lt", "le", "gt", "ge", "and", "or", "not", "xor", "select_n",
@@ -73,6 +74,12 @@ _INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_c
            "remat2": "jaxpr", "name": "jaxpr"}
 
 
+# the primitives emitted by the interpreter itself (not copied from an equation)
+_LAX = {"add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "sqrt": lax.sqrt,
+        "neg": lax.neg, "max": lax.max, "min": lax.min,
+        "and": lax.bitwise_and, "or": lax.bitwise_or, "select_n": lax.select_n}
+
+
 def _known(e) -> bool:
     return isinstance(e, np.generic)
 
@@ -87,6 +94,7 @@ class _Ctx:
     def __init__(self, batch: int, fences: bool):
         self.batch = batch
         self.fences = fences
+        self.emitted = 0
 
     def full(self, e, dtype):
         """An entry as a (batch,) array."""
@@ -94,7 +102,9 @@ class _Ctx:
             return lax.broadcast_in_dim(jnp.asarray(e, dtype), (self.batch,), ())
         return e
 
-    def bind(self, prim, elems, params, dtype_in=None):
+    def bind(self, prim, elems, params):
+        """prim on entries (broadcast to the batch where needed); params None: the
+        primitive's default parameters, through its `lax` function."""
         shaped = [e for e in elems if not _known(e) and jnp.ndim(e) == 1]
         args = []
         for e in elems:
@@ -103,6 +113,14 @@ class _Ctx:
             if shaped and jnp.ndim(e) == 0:
                 e = lax.broadcast_in_dim(e, (self.batch,), ())
             args.append(e)
+        self.emitted += 1
+        if self.emitted > MAX_OPS:
+            raise NotImplementedError(
+                f"elementwise_vmap: the written-out program exceeds MAX_OPS = {MAX_OPS} scalar "
+                "operations (XLA's compiler recurses over its depth); use jax.vmap for a function "
+                "this large")
+        if params is None:
+            return _LAX[prim.name](*args)
         return prim.bind(*args, **params)
 
 
@@ -111,7 +129,8 @@ def _fold(ctx, prim, elems, params, out_dtype):
     name = prim.name
     if all(_known(e) for e in elems):
         with jax.ensure_compile_time_eval():
-            r = prim.bind(*[np.asarray(e) for e in elems], **params)
+            args = [np.asarray(e) for e in elems]
+            r = _LAX[name](*args) if params is None else prim.bind(*args, **params)
         return np.asarray(r).astype(out_dtype)[()]
     if name == "add":
         a, b = elems
@@ -124,7 +143,7 @@ def _fold(ctx, prim, elems, params, out_dtype):
         if _is_const(b, 0):
             return a
         if _is_const(a, 0):
-            return ctx.bind(lax.neg_p, [b], {})
+            return ctx.bind(lax.neg_p, [b], None)
     elif name == "mul":
         a, b = elems
         for x, y in ((a, b), (b, a)):
@@ -133,7 +152,7 @@ def _fold(ctx, prim, elems, params, out_dtype):
             if _is_const(x, 1):
                 return y
             if _is_const(x, -1):
-                return ctx.bind(lax.neg_p, [y], {})
+                return ctx.bind(lax.neg_p, [y], None)
     elif name == "div":
         a, b = elems
         if _is_const(b, 1):
@@ -185,13 +204,22 @@ def _concrete(x, dtype) -> np.ndarray:
     return np.asarray(x.tolist() if x.ndim else x[()], dtype).reshape(x.shape)
 
 
+def _tree(ctx, prim, terms, dtype):
+    """terms combined pairwise with prim (a balanced tree: depth log2 of the count, which
+    keeps the dataflow graph shallow; see _shared_barriers)."""
+    terms = list(terms)
+    while len(terms) > 1:
+        nxt = [_fold(ctx, prim, [terms[i], terms[i + 1]], None, dtype)
+               for i in range(0, len(terms) - 1, 2)]
+        if len(terms) % 2:
+            nxt.append(terms[-1])
+        terms = nxt
+    return terms[0]
+
+
 def _sum(ctx, terms, dtype):
-    acc = None
-    for t in terms:
-        if _is_const(t, 0):
-            continue
-        acc = t if acc is None else _fold(ctx, lax.add_p, [acc, t], {}, dtype)
-    return np.zeros((), dtype)[()] if acc is None else acc
+    terms = [t for t in terms if not _is_const(t, 0)]
+    return np.zeros((), dtype)[()] if not terms else _tree(ctx, lax.add_p, terms, dtype)
 
 
 class _Interp:
@@ -214,7 +242,6 @@ class _Interp:
             ins = [self.read(env, v) for v in eqn.invars]
             outs = self.eqn(eqn, ins)
             for v, o in zip(eqn.outvars, outs):
-                assert o.shape == v.aval.shape, (eqn, o.shape, v.aval.shape)
                 if not isinstance(v, _jcore.DropVar):
                     env[v] = o
         return [self.read(env, v) for v in jaxpr.outvars]
@@ -264,6 +291,10 @@ class _Interp:
             consts = ins[off:off + cl.solve]
             b = ins[cl.matvec + cl.vecmat + cl.solve + cl.transpose_solve:]
             return self.run_closed(p["jaxprs"].solve, list(consts) + list(b))
+        if name == "cholesky" and ins[0].ndim == 2:
+            return [self.cholesky(ins[0], outs_avals[0].dtype)]
+        if name == "triangular_solve" and ins[0].ndim == 2 and ins[1].ndim == 2:
+            return [self.triangular_solve(eqn, *ins)]
         if name == "scan":
             return self.scan(eqn, ins)
         if name == "cond":
@@ -333,7 +364,7 @@ class _Interp:
                 c = int(counts[u, j])
                 t = flat_u[u]
                 if c != 1:
-                    t = _fold(self.ctx, lax.mul_p, [t, np.asarray(c, dtype)[()]], {}, dtype)
+                    t = _fold(self.ctx, lax.mul_p, [t, np.asarray(c, dtype)[()]], None, dtype)
                 terms.append(t)
             out[j] = _sum(self.ctx, terms, dtype)
         return out.reshape(operand.shape)
@@ -358,7 +389,7 @@ class _Interp:
         for b in range(nb):
             for i in range(L.shape[1]):
                 for j in range(R.shape[1]):
-                    terms = [_fold(self.ctx, lax.mul_p, [conv(L[b, i, k]), conv(R[b, j, k])], {}, dtype)
+                    terms = [_fold(self.ctx, lax.mul_p, [conv(L[b, i, k]), conv(R[b, j, k])], None, dtype)
                              for k in range(K)]
                     out[b, i, j] = _sum(self.ctx, terms, dtype)
         return out.reshape(tuple(bshape) + tuple(lfs) + tuple(rfs))
@@ -383,14 +414,45 @@ class _Interp:
                                            **{k: v for k, v in eqn.params.items() if k != "axes"})
                 out[i] = np.asarray(r).astype(dtype)[()]
                 continue
-            if name == "reduce_sum":
-                out[i] = _sum(self.ctx, row, dtype)
-                continue
-            acc = row[0]
-            for e in row[1:]:
-                acc = _fold(self.ctx, prim, [acc, e], {}, dtype)
-            out[i] = acc
+            out[i] = (_sum(self.ctx, row, dtype) if name == "reduce_sum"
+                      else _tree(self.ctx, prim, row, dtype))
         return out.reshape(oshape)
+
+    def _op(self, name, args, dtype):
+        return _fold(self.ctx, getattr(lax, name + "_p"), list(args), None, dtype)
+
+    def cholesky(self, A, dtype):
+        """Lower Cholesky factor (zeros above the diagonal), from A's lower triangle."""
+        m = A.shape[0]
+        L = np.empty((m, m), object)
+        zero = np.zeros((), dtype)[()]
+        for j in range(m):
+            for i in range(j):
+                L[i, j] = zero
+            for i in range(j, m):
+                acc = _sum(self.ctx, [self._op("mul", (L[i, k], L[j, k]), dtype) for k in range(j)], dtype)
+                r = self._op("sub", (A[i, j], acc), dtype)
+                L[i, j] = self._op("sqrt", (r,), dtype) if i == j else self._op("div", (r, L[j, j]), dtype)
+        return L
+
+    def triangular_solve(self, eqn, a, b):
+        p = eqn.params
+        dtype = eqn.outvars[0].aval.dtype
+        T = a.T if p["transpose_a"] else a
+        lower = p["lower"] != bool(p["transpose_a"])
+        if not p["left_side"]:  # X T = B  <=>  T^T X^T = B^T
+            T, lower, b = T.T, not lower, b.T
+        m, k = b.shape
+        X = np.empty((m, k), object)
+        rows = range(m) if lower else range(m - 1, -1, -1)
+        for c in range(k):
+            done = []
+            for i in rows:
+                acc = _sum(self.ctx, [self._op("mul", (T[i, j], X[j, c]), dtype) for j in done], dtype)
+                r = self._op("sub", (b[i, c], acc), dtype)
+                X[i, c] = r if p["unit_diagonal"] else self._op("div", (r, T[i, i]), dtype)
+                done.append(i)
+        return X if p["left_side"] else X.T
 
     # -- control flow ------------------------------------------------------------
     def cond(self, eqn, ins):
@@ -411,7 +473,7 @@ class _Interp:
                 else:
                     sel = lax.clamp(np.int32(0), lax.convert_element_type(i, np.int32),
                                     np.int32(len(branches) - 1))
-                o[pos] = _fold(self.ctx, lax.select_n_p, [sel] + cases, {}, dtype)
+                o[pos] = _fold(self.ctx, lax.select_n_p, [sel] + cases, None, dtype)
             outs.append(o)
         return outs
 
@@ -425,10 +487,10 @@ class _Interp:
         if length <= SCAN_UNROLL:
             ys = [np.empty((length,) + a.shape, object) for a in ys_avals]
             for t in order:
-                out = self.run_closed(body, list(consts) + list(carry) + [x[t] for x in xs])
+                out = self.run_closed(body, list(consts) + list(carry) + [x[t, ...] for x in xs])
                 carry = out[:ncar]
                 for y, o in zip(ys, out[ncar:]):
-                    y[t] = o
+                    y[t, ...] = o
             return list(carry) + ys
         return self._lax_scan(eqn, consts, carry, xs, body, length, ys_avals)
 
@@ -444,8 +506,8 @@ class _Interp:
             if all(_known(e) for e in x.flat):
                 xs_flat.append(("c", jnp.asarray(_concrete(x, a.dtype))))
             else:
-                xs_flat.append(("o", jnp.stack([jnp.stack([ctx.full(e, a.dtype) for e in x[t].reshape(-1)])
-                                                for t in range(length)]) if x[0].size else
+                xs_flat.append(("o", jnp.stack([jnp.stack([ctx.full(e, a.dtype) for e in x[t, ...].reshape(-1)])
+                                                for t in range(length)]) if x[0, ...].size else
                                 jnp.zeros((length, 0, ctx.batch), a.dtype)))
 
         def unflat(flat, avals):
@@ -535,10 +597,21 @@ def _shared_barriers(fn, args):
     env.update(zip(jaxpr.invars, flat_args))
     read = lambda v: v.val if isinstance(v, _jcore.Literal) else env[v]
     probes = [x for x in flat_args if jnp.size(x) and jnp.issubdtype(jnp.result_type(x), jnp.floating)]
-    pred = None
-    if probes:
-        p0 = jnp.reshape(probes[0], (-1,))[0]
-        pred = p0 == p0
+    if not probes:
+        return fn(*args)
+    p0 = jnp.reshape(probes[0], (-1,))[0]
+    pred = p0 == p0
+    # depth of every equation in the dataflow graph; equations are emitted band by band
+    # (BARRIER_LEVELS depths per band, a valid topological order) and the values of a band
+    # that have several consumers are fenced together at the end of the band
+    level: dict = {}
+    bands = []
+    for i, eqn in enumerate(jaxpr.eqns):
+        d = 1 + max([level.get(v, 0) for v in eqn.invars if not isinstance(v, _jcore.Literal)],
+                    default=0)
+        for v in eqn.outvars:
+            level[v] = d
+        bands.append(((d - 1) // BARRIER_LEVELS, i))
     pending: list = []
 
     def flush():
@@ -546,16 +619,20 @@ def _shared_barriers(fn, args):
             env[v] = o
         pending.clear()
 
-    for eqn in jaxpr.eqns:
+    current = None
+    for band, i in sorted(bands):
+        if band != current:
+            if pending:
+                flush()
+            current = band
+        eqn = jaxpr.eqns[i]
         outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
-        if (pred is not None and eqn.primitive.name not in _NO_BARRIER
-                and not eqn.primitive.multiple_results and uses.get(eqn.outvars[0], 0) > 1):
+        if (eqn.primitive.name not in _NO_BARRIER and not eqn.primitive.multiple_results
+                and uses.get(eqn.outvars[0], 0) > 1):
             pending.append(eqn.outvars[0])
-            if len(pending) >= BARRIER_GROUP:
-                flush()
     if pending:
         flush()
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape),

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
+from .banded import wants_sparse
 from .dynamics import accelerations
 from .equations import constraint_terms, energy_terms
 from .integrators import RK4
@@ -81,6 +82,21 @@ def _check_initial_state(mech, params, q0, v0, t0, tol):
             )
 
 
+def _time_grid(t_span, dt, save_every):
+    """(t0, t1, dt, n_steps) after checking that the span is a whole number of steps."""
+    t0, t1 = float(t_span[0]), float(t_span[1])
+    dt = float(dt)
+    if not (dt > 0 and t1 > t0):
+        raise ValueError(f"need t1 > t0 and dt > 0, got t_span={t_span}, dt={dt}")
+    n_steps = int(round((t1 - t0) / dt))
+    if abs(n_steps * dt - (t1 - t0)) > 1e-9 * max(1.0, abs(t1 - t0)):
+        raise ValueError(f"t1 - t0 = {t1 - t0} is not a whole number of steps dt = {dt}; "
+                         f"adjust dt (e.g. {(t1 - t0) / max(n_steps, 1):.6g})")
+    if save_every < 1 or n_steps % save_every:
+        raise ValueError(f"save_every={save_every} must divide the number of steps {n_steps}")
+    return t0, t1, dt, n_steps
+
+
 def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
              solver=SchurCholesky(), controls=None, save_every: int = 1,
              drift_tol: float = 1e-6, check_initial: bool = True,
@@ -113,16 +129,7 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
     gets its own status; a failing member never affects the others.
     """
-    t0, t1 = float(t_span[0]), float(t_span[1])
-    dt = float(dt)
-    if not (dt > 0 and t1 > t0):
-        raise ValueError(f"need t1 > t0 and dt > 0, got t_span={t_span}, dt={dt}")
-    n_steps = int(round((t1 - t0) / dt))
-    if abs(n_steps * dt - (t1 - t0)) > 1e-9 * max(1.0, abs(t1 - t0)):
-        raise ValueError(f"t1 - t0 = {t1 - t0} is not a whole number of steps dt = {dt}; "
-                         f"adjust dt (e.g. {(t1 - t0) / max(n_steps, 1):.6g})")
-    if save_every < 1 or n_steps % save_every:
-        raise ValueError(f"save_every={save_every} must divide the number of steps {n_steps}")
+    t0, t1, dt, n_steps = _time_grid(t_span, dt, save_every)
     n = mech.n_coords
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     if q0.shape[-1] != n or v0.shape[-1] != n:
@@ -144,21 +151,18 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
                      solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint)
 
 
-@functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
-                                             "stabilizer", "solver", "ctrl_fn", "drift_tol",
-                                             "checkpoint"))
-def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
-              stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
-    dtype = q0.dtype
-    nu = mech.n_controls
-
+def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
+    """u_at(t, k): the controls at time t of step k."""
     def u_at(t, k):
         if ctrl_fn is not None:
             return jnp.asarray(ctrl_fn(t), dtype).reshape(-1)
         if ctrl_arr is not None:
             return ctrl_arr[jnp.clip(k, 0, n_steps - 1)]
         return jnp.zeros((nu,), dtype)
+    return u_at
 
+
+def _rhs(mech, params, u_at, solver, stabilizer):
     def rhs(u_fixed, k):
         def f(t, y):
             q, v, _ = y
@@ -166,7 +170,10 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             acc = accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
             return (v, acc.qdd, acc.power), acc.status
         return f
+    return rhs
 
+
+def _finisher(mech, params, stabilizer, solver):
     def finish(t, y, y_new, s, status):
         q, v, w = y_new
         q, v, sp = stabilizer.post_step(mech, params, q, v, t, solver)
@@ -177,24 +184,68 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         y_out = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), y_new, y)
         status = status | jnp.where(keep, s | sp, 0) | jnp.where(finite, 0, st.NONFINITE)
         return y_out, status.astype(jnp.int32)
+    return finish
 
+
+def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabilizer, solver):
+    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)."""
+    rhs = _rhs(mech, params, u_at, solver, stabilizer)
+    finish = _finisher(mech, params, stabilizer, solver)
+
+    def one(carry, k):
+        y, status = carry
+        t = t0 + k * dt
+        # (an array of controls is indexed by the step k: constant over the step)
+        y_new, s = integrator.step(rhs(None, k), t, y, dt)
+        return finish(t + dt, y, y_new, s, status), None
+
+    def chunk(carry, c):
+        ks = c * save_every + jnp.arange(save_every)
+        carry, _ = jax.lax.scan(one, carry, ks)
+        return carry, carry[0]
+
+    return chunk
+
+
+def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, solver,
+                 stabilizer, status, drift_tol, n_taken, n_rej):
+    """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)."""
+    dtype = q0.dtype
+    qs = jnp.concatenate([q0[None], ys[0]])
+    vs = jnp.concatenate([v0[None], ys[1]])
+    ws = jnp.concatenate([jnp.zeros((1,), dtype), ys[2]])
+    ks = jnp.arange(n_save + 1) * save_every
+    ts = t0 + dt * ks.astype(dtype)
+
+    def diag(q, v, t, k):
+        acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
+        terms = acc.terms
+        T, V = energy_terms(mech, params, q, v, t)
+        # (no rows: the JVP of a max over an empty array is NaN, so return 0 directly)
+        zero = jnp.zeros((), q.dtype)
+        cerr = jnp.max(jnp.abs(terms.phi)) if terms.phi.shape[0] else zero
+        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if terms.jac.shape[0] else zero
+        return acc.lam, cerr, verr, T, acc.potential
+
+    lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
+    status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
+    return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
+
+
+@functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
+                                             "stabilizer", "solver", "ctrl_fn", "drift_tol",
+                                             "checkpoint"))
+def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
+              stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+    dtype = q0.dtype
+    u_at = _controls_fn(ctrl_fn, ctrl_arr, n_steps, mech.n_controls, dtype)
     y0 = (q0, v0, jnp.zeros((), dtype))
     status0 = jnp.zeros((), jnp.int32)
     n_save = n_steps // save_every
 
     if not integrator.adaptive:
-        def one(carry, k):
-            y, status = carry
-            t = t0 + k * dt
-            u_fixed = u_at(t, k) if ctrl_fn is None else None
-            y_new, s = integrator.step(rhs(u_fixed, k), t, y, dt)
-            return finish(t + dt, y, y_new, s, status), None
-
-        def chunk(carry, c):
-            ks = c * save_every + jnp.arange(save_every)
-            carry, _ = jax.lax.scan(one, carry, ks)
-            return carry, carry[0]
-
+        chunk = _fixed_chunk(mech, params, t0, u_at, dt=dt, save_every=save_every,
+                             integrator=integrator, stabilizer=stabilizer, solver=solver)
         if checkpoint is not False:
             policy = None if checkpoint is True else checkpoint
             chunk = jax.checkpoint(chunk, policy=policy)
@@ -203,6 +254,8 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         n_taken = jnp.asarray(n_steps, jnp.int32)
         n_rej = jnp.zeros((), jnp.int32)
     else:
+        rhs = _rhs(mech, params, u_at, solver, stabilizer)
+        finish = _finisher(mech, params, stabilizer, solver)
         t_save = t0 + dt * save_every * jnp.arange(1, n_save + 1, dtype=dtype)
         h0 = dt if integrator.h0 is None else integrator.h0
         buf0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n_save,) + a.shape, a.dtype), y0)
@@ -247,39 +300,165 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         _, _, _, idx, ys, status, n_taken, n_rej = carry
         status = status | jnp.where(idx < n_save, st.MAX_STEPS, 0).astype(jnp.int32)
 
-    qs = jnp.concatenate([q0[None], ys[0]])
-    vs = jnp.concatenate([v0[None], ys[1]])
-    ws = jnp.concatenate([jnp.zeros((1,), dtype), ys[2]])
-    ks = jnp.arange(n_save + 1) * save_every
-    ts = t0 + dt * ks.astype(dtype)
+    return _diagnostics(mech, params, q0, v0, ys, t0, u_at, dt=dt, n_save=n_save,
+                        save_every=save_every, solver=solver, stabilizer=stabilizer,
+                        status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej)
 
-    def diag(q, v, t, k):
-        acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
-        terms = acc.terms
-        T, V = energy_terms(mech, params, q, v, t)
-        # (no rows: the JVP of a max over an empty array is NaN, so return 0 directly)
-        zero = jnp.zeros((), q.dtype)
-        cerr = jnp.max(jnp.abs(terms.phi)) if terms.phi.shape[0] else zero
-        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if terms.jac.shape[0] else zero
-        return acc.lam, cerr, verr, T, acc.potential
 
-    lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
-    status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
-    return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
+EW_MAX_COORDS = 12  # auto: element-wise vectorisation up to this many coordinates (see simulate_batch)
 
 
 def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0,
-                   t_offset=None, **kwargs):
+                   t_offset=None, vectorize: str = "auto", **kwargs):
     """`simulate` vmapped over a batch: params leaves with a leading batch axis
     (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
     None if shared). t_offset: optional (traced) start time added to t_span, so that runs
     of equal length starting at different times share one compilation.
+
+    vectorize: how the batch is vectorised; the results agree to round-off.
+      "vmap": `jax.vmap` of `simulate` (batch-major arrays).
+      "elementwise": `jaxmbs.elementwise_vmap` of the fixed-step loop: every scalar of the
+        mechanism becomes a contiguous batch vector, structural zeros are folded away.
+        Fixed-step integrators only, controls None or a function of t; 3-10x the vmap
+        throughput for small mechanisms on CPU (BENCHMARKS.md), but the program grows with
+        the number of scalar operations, so it suits mechanisms of a few bodies.
+      "auto" (default): "elementwise" on the CPU backend when it applies, the mechanism has
+        at most EW_MAX_COORDS coordinates and takes the dense saddle solve; else "vmap".
     Returns a Trajectory whose arrays have a leading batch axis."""
+    if vectorize not in ("auto", "vmap", "elementwise"):
+        raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vectorize!r}")
+    controls = kwargs.get("controls", None)
+    if vectorize != "vmap":
+        why = _elementwise_unsupported(mech, kwargs, params_axis, state_axis)
+        if vectorize == "elementwise" and why:
+            raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
+                             "use vectorize='vmap'")
+        if vectorize == "auto" and not why:
+            if (mech.n_coords > EW_MAX_COORDS or jax.default_backend() != "cpu"
+                    or wants_sparse(kwargs.get("solver", SchurCholesky()), mech)):
+                why = "auto"
+        if not why:
+            try:
+                return _elementwise_with_vmap_derivatives(mech, params, q0, v0, t_span, dt,
+                                                          params_axis, state_axis, t_offset, kwargs)
+            except NotImplementedError:
+                if vectorize == "elementwise":
+                    raise
+    return _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
+                                t_offset, kwargs)
+
+
+def _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis, t_offset,
+                         kwargs):
+    kwargs = dict(kwargs)
     controls = kwargs.pop("controls", None)
     ctrl_axis = None if controls is None or callable(controls) or jnp.ndim(controls) == 2 else 0
-    fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt, t_offset=t_offset,
-                                     controls=c if c is not None else controls, **kwargs)
+    fn = lambda p, q, v, c, t_off: simulate(mech, p, q, v, t_span, dt, t_offset=t_off,
+                                            controls=c if c is not None else controls, **kwargs)
     if ctrl_axis is None:
-        return jax.vmap(lambda p, q, v: fn(p, q, v, None), in_axes=(params_axis, state_axis, state_axis))(
-            params, q0, v0)
-    return jax.vmap(fn, in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, controls)
+        return jax.vmap(lambda p, q, v: fn(p, q, v, None, t_offset),
+                        in_axes=(params_axis, state_axis, state_axis))(params, q0, v0)
+    return jax.vmap(lambda p, q, v, c: fn(p, q, v, c, t_offset),
+                    in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, controls)
+
+
+def _elementwise_with_vmap_derivatives(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
+                                       t_offset, kwargs):
+    """The element-wise batch path for values; derivatives (jvp, and grad through it) are
+    those of the vmap path, which computes the same function: the reverse-mode program of
+    the written-out loop made XLA:CPU's compiler overflow its stack (double pendulum), and
+    the vmap path's derivatives use the implicit (custom_linear_solve) saddle solves."""
+    t_off = jnp.zeros(()) if t_offset is None else t_offset
+
+    def ew(p, q, v, to):
+        return _simulate_batch_elementwise(mech, p, q, v, t_span, dt, params_axis, state_axis,
+                                           None if t_offset is None else to, **kwargs)
+
+    def vm(p, q, v, to):
+        return _simulate_batch_vmap(mech, p, q, v, t_span, dt, params_axis, state_axis,
+                                    None if t_offset is None else to, kwargs)
+
+    f = jax.custom_jvp(ew)
+    f.defjvp(lambda primals, tangents: jax.jvp(vm, primals, tangents))
+    # trace the element-wise program now, so that NotImplementedError reaches the caller
+    jax.eval_shape(ew, params, q0, v0, t_off)
+    return f(params, q0, v0, t_off)
+
+
+def _elementwise_unsupported(mech, kwargs, params_axis, state_axis) -> str:
+    """'' if the element-wise batch path applies to these simulate options, else why not."""
+    integrator = kwargs.get("integrator", RK4())
+    controls = kwargs.get("controls", None)
+    if integrator.adaptive:
+        return "adaptive integrators need vmap"
+    if params_axis is None and state_axis is None:
+        return "nothing is batched"
+    if controls is not None and not callable(controls):
+        return "an array of controls needs vmap"
+    return ""
+
+
+def _simulate_batch_elementwise(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
+                                t_offset, *,
+                                integrator=RK4(), stabilizer=Projection(), solver=SchurCholesky(),
+                                controls=None, save_every=1, drift_tol=1e-6, check_initial=True,
+                                initial_tol=1e-6, checkpoint=False):
+    del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
+    t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    n = mech.n_coords
+    if state_axis is None:  # shared initial state: one row per member of the params batch
+        batch = jax.tree_util.tree_leaves(params)[0].shape[0]
+        q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
+        v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
+    elif state_axis != 0:
+        raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
+    if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape:
+        raise ValueError(f"q0 and v0 must have shape (batch, {n}) for this mechanism "
+                         f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
+    t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
+    return _simulate_ew(mech, params, q0, v0, t_start, params_axis=params_axis, dt=dt,
+                        n_steps=n_steps, save_every=save_every, integrator=integrator,
+                        stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
+                        drift_tol=drift_tol, checkpoint=checkpoint)
+
+
+@functools.partial(jax.jit, static_argnames=("params_axis", "dt", "n_steps", "save_every",
+                                             "integrator", "stabilizer", "solver", "ctrl_fn",
+                                             "drift_tol", "checkpoint"))
+def _simulate_ew(mech, params, q0, v0, t0, *, params_axis, dt, n_steps, save_every, integrator,
+                 stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+    from .elementwise import elementwise_vmap
+
+    dtype = q0.dtype
+    batch = q0.shape[0]
+    n_save = n_steps // save_every
+
+    def member_chunk(p, q, v, w, status, c, t_start):
+        u_at = _controls_fn(ctrl_fn, None, n_steps, mech.n_controls, dtype)
+        chunk = _fixed_chunk(mech, p, t_start, u_at, dt=dt, save_every=save_every,
+                             integrator=integrator, stabilizer=stabilizer, solver=solver)
+        ((q, v, w), status), _ = chunk(((q, v, w), status), c)
+        return q, v, w, status
+
+    ew_chunk = elementwise_vmap(member_chunk, in_axes=(params_axis, -1, -1, -1, -1, None, None),
+                                out_axes=-1)
+
+    def outer(carry, c):
+        carry = ew_chunk(params, *carry, c, t0)
+        return carry, carry[:3]
+
+    if checkpoint is not False:
+        outer = jax.checkpoint(outer, policy=None if checkpoint is True else checkpoint)
+    carry0 = (q0.T, v0.T, jnp.zeros((batch,), dtype), jnp.zeros((batch,), jnp.int32))
+    (_, _, _, status), (qs, vs, ws) = jax.lax.scan(outer, carry0, jnp.arange(n_save))
+    ys = (jnp.moveaxis(qs, -1, 0), jnp.moveaxis(vs, -1, 0), jnp.moveaxis(ws, -1, 0))
+    u_at = _controls_fn(ctrl_fn, None, n_steps, mech.n_controls, dtype)
+
+    def diag(p, q0m, v0m, ysm, s):
+        return _diagnostics(mech, p, q0m, v0m, ysm, t0, u_at, dt=dt, n_save=n_save,
+                            save_every=save_every, solver=solver, stabilizer=stabilizer,
+                            status=s, drift_tol=drift_tol,
+                            n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32))
+
+    return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0))(params, q0, v0, ys, status)

@@ -1,0 +1,190 @@
+"""elementwise_vmap against jax.vmap (the oracle), and simulate_batch's element-wise path
+against its vmap path: values, gradients, float32, failures, fall-backs."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import importlib
+
+import jaxmbs as mb
+from jaxmbs import elementwise as E
+from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
+
+S = importlib.import_module("jaxmbs.simulate")  # (the module, not the function)
+
+
+def _mixed(p, x):
+    """A function that uses the primitives the interpreter rewrites: dot_general, a matrix
+    product with a structural zero, reductions, gather / scatter-add with constant indices,
+    concatenate, a cond on batched data, a short (unrolled) and a long (lax.scan) loop,
+    custom_linear_solve, integer and boolean ops."""
+    A = jnp.array([[2.0, 0.0, 0.5], [0.0, 3.0, 0.0], [0.5, 0.0, 4.0]]) * p[0]
+    y = A @ x + jnp.sin(x) * p[1]
+    z = jnp.zeros(5).at[jnp.array([0, 2, 2, 4])].add(jnp.concatenate([y, x[:1]]))
+    w = jax.lax.cond(y[0] > 0.0, lambda v: v * 2.0, lambda v: -v, z)
+    s, _ = jax.lax.scan(lambda c, k: (c * 0.5 + 0.3 * jnp.cos(c) + 0.01 * k, None), y, jnp.arange(20.0))
+    s2, _ = jax.lax.scan(lambda c, k: (c + k, None), s, jnp.arange(3.0))
+    d = jnp.diagonal(A)  # (an exact diagonal solve: its implicit derivative equals the written-out one)
+    sol = jax.lax.custom_linear_solve(lambda v: d * v, s2, lambda mv, b: b / d, symmetric=True)
+    flag = (jnp.max(jnp.abs(x)) > 1.0).astype(jnp.int32) | jnp.int32(4)
+    return dict(w=w, s=s2, sol=sol, n=jnp.sum(w**2) + jnp.prod(x), flag=flag, idx=x[jnp.array([2, 0])])
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-5)])
+def test_elementwise_vmap_matches_vmap(dtype, tol):
+    key = jax.random.PRNGKey(0)
+    P = jax.random.uniform(key, (7, 2), dtype, 0.5, 1.5)
+    X = jax.random.normal(jax.random.PRNGKey(1), (7, 3), dtype)
+    ref = jax.vmap(_mixed)(P, X)
+    for in_axes, args in (((0, 0), (P, X)), ((0, -1), (P, X.T))):
+        out = jax.jit(mb.elementwise_vmap(_mixed, in_axes=in_axes))(*args)
+        for k in ref:
+            assert out[k].shape == ref[k].shape and out[k].dtype == ref[k].dtype, k
+            np.testing.assert_allclose(out[k], ref[k], rtol=tol, atol=tol, err_msg=k)
+    # shared argument (in_axes None) and trailing batch output
+    out = mb.elementwise_vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
+    ref = jax.vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
+    np.testing.assert_allclose(out["w"], ref["w"], rtol=tol, atol=tol)
+
+
+def test_elementwise_vmap_gradients_match_vmap():
+    P = jnp.array([[1.0, 0.3], [0.7, 1.2], [1.3, 0.9]])
+    X = jnp.array([[0.2, -0.4, 0.9], [1.1, 0.5, -0.3], [-0.6, 0.1, 0.4]])
+    loss = lambda vm: lambda P, X: jnp.sum(vm(_mixed)(P, X)["sol"] ** 2)
+    g_ref = jax.grad(loss(jax.vmap), argnums=(0, 1))(P, X)
+    g_ew = jax.jit(jax.grad(loss(mb.elementwise_vmap), argnums=(0, 1)))(P, X)
+    for a, b in zip(g_ew, g_ref):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_fences_do_not_change_results():
+    P = jnp.ones((4, 2))
+    X = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    a = mb.elementwise_vmap(_mixed, fences=True)(P, X)
+    b = mb.elementwise_vmap(_mixed, fences=False)(P, X)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_unsupported_primitive_names_it():
+    f = lambda x: jax.lax.while_loop(lambda c: c[0] < 10.0, lambda c: c * 2.0, x)
+    with pytest.raises(NotImplementedError, match="while"):
+        mb.elementwise_vmap(f)(jnp.ones((3, 2)))
+    with pytest.raises(ValueError, match="batch axes 0"):
+        mb.elementwise_vmap(lambda x: x, in_axes=1)(jnp.ones((3, 2)))
+    with pytest.raises(ValueError, match="common batch size"):
+        mb.elementwise_vmap(lambda x, y: x + y)(jnp.ones((3, 2)), jnp.ones((4, 2)))
+
+
+def _compare(a, b, rtol, atol):
+    for k in a._fields:
+        np.testing.assert_allclose(np.asarray(getattr(a, k)), np.asarray(getattr(b, k)),
+                                   rtol=rtol, atol=atol, err_msg=k)
+
+
+@pytest.mark.parametrize("build, stab", [(double_pendulum, mb.Projection()),
+                                         (slider_crank, mb.Baumgarte(10.0)),
+                                         (four_bar, mb.Projection())])
+def test_simulate_batch_elementwise_matches_vmap(build, stab):
+    mech, params, q0, v0 = build()
+    B = 5
+    Q0 = jnp.tile(q0, (B, 1))
+    V0 = jnp.tile(v0, (B, 1)) * jnp.linspace(0.5, 1.5, B)[:, None]
+    if mech.n_constraints:  # consistent velocities for every member
+        V0 = jnp.stack([mb.assemble(mech, params, q0, V0[k]).v for k in range(B)])
+    kw = dict(save_every=25, stabilizer=stab, params_axis=None)
+    ew = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.1), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.1), 1e-3, vectorize="vmap", **kw)
+    assert ew.q.shape == vm.q.shape == (B, 5, mech.n_coords)
+    _compare(ew, vm, 1e-9, 1e-11)  # (status included: equal flags)
+
+
+def test_large_program_is_refused_and_auto_falls_back():
+    """kitchen_sink (every joint family, 20 rows): its written-out program has 1.5e5 scalar
+    operations, above MAX_OPS. XLA's compiler overflowed the default 8 MiB stack on it (it
+    recurses over the program's depth; XLA compiles on its own threads, so a test cannot
+    give it a larger stack): the element-wise path refuses it with a clear error and auto
+    takes vmap."""
+    mech, params, q0, v0 = kitchen_sink()
+    B = 3
+    Q0 = jnp.tile(q0, (B, 1)) + 1e-3 * jnp.arange(B)[:, None]
+    V0 = jnp.tile(v0, (B, 1))
+    kw = dict(save_every=5, stabilizer=mb.Baumgarte(5.0), params_axis=None,
+              controls=lambda t: jnp.array([jnp.sin(t)]), check_initial=False)
+    with pytest.raises(NotImplementedError, match="MAX_OPS"):
+        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, **kw)
+    ref = jax.vmap(lambda q, v: mb.simulate(mech, params, q, v, (0.0, 0.01), 1e-3, **{
+        k: w for k, w in kw.items() if k != "params_axis"}))(Q0, V0)
+    _compare(vm, ref, 0, 0)
+
+
+def test_elementwise_batched_params_gradient_and_float32():
+    mech, params, q0, v0 = double_pendulum()
+    masses = jnp.array([0.5, 1.0, 2.0])
+    P = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
+
+    def loss(vec):
+        def f(m):
+            Pm = jax.vmap(lambda mm: mech.replace(params, {"l2.mass": mm}))(m)
+            tr = mb.simulate_batch(mech, Pm, q0, v0, (0.0, 0.05), 1e-3, save_every=25,
+                                   state_axis=None, vectorize=vec)
+            return jnp.sum(tr.q[:, -1, :] ** 2)
+        return f
+
+    g_ew = jax.grad(loss("elementwise"))(masses)
+    g_vm = jax.grad(loss("vmap"))(masses)
+    np.testing.assert_allclose(g_ew, g_vm, rtol=1e-8, atol=1e-12)
+    assert np.all(np.abs(np.asarray(g_vm)) > 0)
+    # float32 runs and agrees with float64 to float32 accuracy
+    P32 = jax.tree_util.tree_map(lambda x: x.astype(jnp.float32), P)
+    t32 = mb.simulate_batch(mech, P32, q0.astype(jnp.float32), v0.astype(jnp.float32),
+                            (0.0, 0.2), 1e-3, save_every=100, state_axis=None,
+                            vectorize="elementwise")
+    t64 = mb.simulate_batch(mech, P, q0, v0, (0.0, 0.2), 1e-3, save_every=100,
+                            state_axis=None, vectorize="elementwise")
+    assert t32.q.dtype == jnp.float32
+    np.testing.assert_allclose(t32.q, t64.q, rtol=0, atol=2e-5)
+
+
+def test_elementwise_failing_member_keeps_the_others():
+    mech, params, q0, v0 = double_pendulum()
+    masses = jnp.array([1.0, jnp.nan, 2.0])
+    P = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
+    kw = dict(save_every=100, state_axis=None)
+    ew = mb.simulate_batch(mech, P, q0, v0, (0.0, 0.3), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, P, q0, v0, (0.0, 0.3), 1e-3, vectorize="vmap", **kw)
+    st = np.asarray(ew.status)
+    assert st[0] == 0 and st[2] == 0 and st[1] & mb.status.NONFINITE
+    assert np.all(np.isfinite(np.asarray(ew.q[1])))
+    np.testing.assert_allclose(ew.q[jnp.array([0, 2])], vm.q[jnp.array([0, 2])], rtol=1e-12, atol=1e-14)
+
+
+def test_auto_choice_and_fallbacks(monkeypatch):
+    mech, params, q0, v0 = double_pendulum()
+    calls = []
+    real = S._simulate_batch_elementwise
+    monkeypatch.setattr(S, "_simulate_batch_elementwise",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    Q0, V0 = jnp.tile(q0, (2, 1)), jnp.tile(v0, (2, 1))
+    mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, params_axis=None)
+    n = len(calls)
+    assert n >= 1  # small mechanism, fixed step, CPU: element-wise
+    mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, params_axis=None,
+                      integrator=mb.DormandPrince5(max_steps=50))
+    assert len(calls) == n  # adaptive: vmap
+    with pytest.raises(ValueError, match="adaptive"):
+        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, params_axis=None,
+                          integrator=mb.DormandPrince5(max_steps=50), vectorize="elementwise")
+    with pytest.raises(ValueError, match="vectorize must be"):
+        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="fast")
+    # an array of controls needs vmap; auto takes it silently
+    m = mb.Model()
+    m.add_body("b", mass=1.0, inertia=0.1, position=(0.0, 0.0))
+    m.add_load("f", "b", force=(1.0, 0.0), control=0)
+    mech2, p2, q2, v2 = m.build()
+    U = jnp.ones((2, 10, 1))
+    tr = mb.simulate_batch(mech2, p2, jnp.tile(q2, (2, 1)), jnp.tile(v2, (2, 1)), (0.0, 0.01),
+                           1e-3, params_axis=None, controls=U)
+    assert len(calls) == n and tr.q.shape == (2, 11, 3)
