@@ -320,7 +320,11 @@ def sweep_section(S):
           "", "jaxmbs runs its default solver, `SchurCholesky()`: from 16 constraint rows (chains of "
           "8 bodies and more) it takes the banded path (`jaxmbs/banded.py`: per-row Jacobian "
           "blocks, Schur complement in band storage, bandwidth 3 for every chain, banded Cholesky "
-          "in a `lax.scan`); below, the dense unrolled Schur complement. The bytes/mech-step "
+          "in a `lax.scan`); below, the dense unrolled Schur complement. `simulate_batch`'s "
+          "default `vectorize='auto'` runs mechanisms of at most 12 coordinates with the dense "
+          "solve (double pendulum, slider-crank, four-bar, chains of 2 and 4) through "
+          "`elementwise_vmap` (batch-minor scalar program) on the CPU, everything else through "
+          "`jax.vmap`; the per-case table's JSON records the path of every case. The bytes/mech-step "
           "column is a static estimate from the HLO (each kernel's output plus its operands in full, "
           "times its trip count), so a dynamic slice out of a scanned array counts the whole "
           "array on every iteration: it is not measured traffic."]
@@ -345,14 +349,15 @@ def gpu_section():
         if not G:
             continue
         L += machine_lines(G.get("machine"), f"{os.path.basename(f)}")
-        L += ["", "| case | batch | dtype | steps/s | compile (s) | bytes / mechanism (XLA) | "
-              "final error | gap (m) |", "|---|---:|---|---:|---:|---:|---:|---:|"]
+        L += ["", "| case | batch | dtype | path | steps/s | compile (s) | bytes / mechanism (XLA) | "
+              "final error | gap (m) |", "|---|---:|---|---|---:|---:|---:|---:|---:|"]
         for c in G.get("points", []):
-            L.append(f"| {c['case']} | {c['batch']} | {c['dtype']} | {g(c.get('steps_per_s'))} | "
+            L.append(f"| {c['case']} | {c['batch']} | {c['dtype']} | {c.get('path', '')} | "
+                     f"{g(c.get('steps_per_s'))} | "
                      f"{g(c.get('compile_s'), '{:.1f}')} | {g(c.get('bytes_per_mech'), '{:.0f}')} | "
                      f"{e(c.get('final_error'))} | {e(c.get('max_constraint_error'))} |")
         for c in G.get("cases", []):  # older format: throughput.py cases
-            L.append(f"| {c['name']} | {c['batch']} | {c['dtype']} | "
+            L.append(f"| {c['name']} | {c['batch']} | {c['dtype']} | | "
                      f"{g(c.get('jaxmbs_steps_per_s'))} | {g(c.get('compile_s'), '{:.1f}')} | | "
                      f"{e((c.get('final_error') or {}).get('jaxmbs'))} | |")
         sk = G.get("skipped") or []

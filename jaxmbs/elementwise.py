@@ -479,9 +479,16 @@ class _Interp:
 
     def scan(self, eqn, ins):
         p = eqn.params
-        nc, ncar, length = p["num_consts"], p["num_carry"], p["length"]
+        length = p["length"]
+        if "num_consts" in p:  # jax <= 0.10
+            nc, ncar = p["num_consts"], p["num_carry"]
+        else:  # jax 0.11: flat-tree description of (consts, carry, xs)
+            count = lambda t: len(jax.tree_util.tree_leaves(t, is_leaf=lambda x: x is None))
+            nc, ncar = count(p["ft_in"][0]), count(p["ft_in"][1])
         consts, carry, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]
         body = p["jaxpr"]
+        if not isinstance(body, _jcore.ClosedJaxpr):
+            body = _jcore.ClosedJaxpr(body, [])
         order = range(length - 1, -1, -1) if p["reverse"] else range(length)
         ys_avals = [v.aval for v in eqn.outvars[ncar:]]
         if length <= SCAN_UNROLL:
@@ -718,7 +725,12 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
                 for i, e in enumerate(r):
                     o[i] = e
                 ins.append(o.reshape(m.shape))
-            outs = _Interp(ctx).run_closed(closed, ins)
+            try:
+                outs = _Interp(ctx).run_closed(closed, ins)
+            except (KeyError, AttributeError, IndexError) as e:  # a jaxpr layout not known here
+                raise NotImplementedError(
+                    f"elementwise_vmap cannot interpret this program under jax {jax.__version__} "
+                    f"({type(e).__name__}: {e}); use jax.vmap") from e
             return [[ctx.full(e, a.dtype).astype(a.dtype) for e in o.reshape(-1)]
                     for o, a in zip(outs, out_avals)]
 
