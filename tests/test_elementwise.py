@@ -179,10 +179,12 @@ def test_auto_choice_and_fallbacks(monkeypatch):
     real = S._simulate_batch_elementwise
     monkeypatch.setattr(S, "_simulate_batch_elementwise",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
-    Q0, V0 = jnp.tile(q0, (2, 1)), jnp.tile(v0, (2, 1))
+    Q0, V0 = jnp.tile(q0, (S.EW_MIN_BATCH, 1)), jnp.tile(v0, (S.EW_MIN_BATCH, 1))
+    mb.simulate_batch(mech, params, Q0[:2], V0[:2], (0.0, 0.01), 1e-3, params_axis=None)
+    assert calls == []  # a batch of 2: vmap
     mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, params_axis=None)
     n = len(calls)
-    assert n >= 1  # small mechanism, fixed step, CPU: element-wise
+    assert n >= 1  # small mechanism, fixed step, CPU, batch >= EW_MIN_BATCH: element-wise
     mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, params_axis=None,
                       integrator=mb.DormandPrince5(max_steps=50))
     assert len(calls) == n  # adaptive: vmap
