@@ -66,7 +66,7 @@ _STRUCTURAL = {
     "slice": (0,), "squeeze": (0,), "reshape": (0,), "broadcast_in_dim": (0,),
     "transpose": (0,), "rev": (0,), "expand_dims": (0,), "concatenate": None, "stack": None,
     "pad": (0, 1), "gather": (0,), "dynamic_slice": (0,), "dynamic_update_slice": (0, 1),
-    "scatter": (0, 2), "split": (0,), "select_and_gather_add": None,
+    "scatter": (0, 2), "split": (0,),
 }
 _INLINE = {"jit": "jaxpr", "pjit": "jaxpr", "closed_call": "call_jaxpr", "core_call": "call_jaxpr",
            "custom_jvp_call": "call_jaxpr", "custom_vjp_call": "call_jaxpr",

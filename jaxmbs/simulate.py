@@ -330,7 +330,6 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     Returns a Trajectory whose arrays have a leading batch axis."""
     if vectorize not in ("auto", "vmap", "elementwise"):
         raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vectorize!r}")
-    controls = kwargs.get("controls", None)
     if vectorize != "vmap":
         why = _elementwise_unsupported(mech, kwargs, params_axis, state_axis)
         if vectorize == "elementwise" and why:

@@ -8,7 +8,6 @@ import pytest
 import importlib
 
 import jaxmbs as mb
-from jaxmbs import elementwise as E
 from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
 
 S = importlib.import_module("jaxmbs.simulate")  # (the module, not the function)
