@@ -161,7 +161,8 @@ def make_stabilizer(name):
 class JaxRunner:
     """One compiled chunk function (batch, dtype, stabiliser) and its timing helpers."""
 
-    def __init__(self, case, batch, dtype, stab, chunk, batched_params=False, vectorize="auto"):
+    def __init__(self, case, batch, dtype, stab, chunk, batched_params=False, vectorize="auto",
+                 shard=True):
         jax = _setup_jax()
         import jax.numpy as jnp
         import jaxmbs as mb
@@ -176,24 +177,30 @@ class JaxRunner:
         params = jax.tree_util.tree_map(cast, params)
         if batched_params:
             params = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (batch,) + x.shape), params)
-        self.params = params
-        self.Q0 = jnp.broadcast_to(cast(q0), (batch, q0.size)) + jnp.zeros((batch, 1), dt)
-        self.V0 = jnp.broadcast_to(cast(v0), (batch, v0.size)) + jnp.zeros((batch, 1), dt)
+        Q0 = jnp.broadcast_to(cast(q0), (batch, q0.size)) + jnp.zeros((batch, 1), dt)
+        V0 = jnp.broadcast_to(cast(v0), (batch, v0.size)) + jnp.zeros((batch, 1), dt)
         stabilizer = make_stabilizer(stab)
         paxis = 0 if batched_params else None
+        # the batch split over all local devices (one per core on CPU, see --cpu-devices)
+        n_dev = len(jax.devices())
+        mesh = mb.batch_mesh() if shard and n_dev > 1 and batch % n_dev == 0 else None
+        self.n_devices = n_dev if mesh is not None else 1
+        if mesh is not None:
+            Q0, V0 = mb.shard_batch((Q0, V0), mesh)
+            if batched_params:
+                params = mb.shard_batch(params, mesh)
+        self.params, self.Q0, self.V0 = params, Q0, V0
         from jaxmbs.banded import wants_sparse
-        import importlib
-        S = importlib.import_module("jaxmbs.simulate")
         sparse = wants_sparse(mb.SchurCholesky(), mech)
-        ew = vectorize == "elementwise" or (vectorize == "auto" and jax.default_backend() == "cpu"
-                                            and mech.n_coords <= S.EW_MAX_COORDS and not sparse)
+        path = vectorize if vectorize != "auto" else mb.batch_vectorization(
+            mech, batch, mesh=mesh, integrator=mb.RK4(), stabilizer=stabilizer)
         self.solver_path = (("SchurCholesky() banded" if sparse else "SchurCholesky() dense")
-                            + (", elementwise" if ew else ", vmap"))
+                            + f", {path}" + (f", {n_dev} devices" if mesh is not None else ""))
 
         def chunk_fn(p, q, v):
             tr = mb.simulate_batch(mech, p, q, v, (0.0, chunk * DT), DT, params_axis=paxis,
                                    save_every=chunk, integrator=mb.RK4(), stabilizer=stabilizer,
-                                   vectorize=vectorize)
+                                   vectorize=vectorize, mesh=mesh)
             return tr.q[:, -1], tr.v[:, -1], tr.constraint_error[:, -1], tr.status
 
         self.fn = jax.jit(chunk_fn)
@@ -222,14 +229,16 @@ class JaxRunner:
             total = (raw["argument_size_in_bytes"] + raw["output_size_in_bytes"]
                      + raw["temp_size_in_bytes"] - raw["alias_size_in_bytes"])
             out["xla"] = raw
-            out["xla_bytes_per_mech"] = total / self.batch
-            out["xla_temp_bytes_per_mech"] = raw["temp_size_in_bytes"] / self.batch
+            local = self.batch // self.n_devices  # the compiled program is one device's share
+            out["xla_bytes_per_mech"] = total / local
+            out["xla_temp_bytes_per_mech"] = raw["temp_size_in_bytes"] / local
+            out["devices"] = self.n_devices
         return out
 
     def hlo_profile(self):
         import hlo_profile as H
         try:
-            return H.profile(self.compiled.as_text(), self.batch, self.chunk)
+            return H.profile(self.compiled.as_text(), self.batch // self.n_devices, self.chunk)
         except Exception as e:  # noqa: BLE001
             return {"error": repr(e)}
 
@@ -460,8 +469,22 @@ def run_case(spec):
                 r["hlo"] = jr.hlo_profile()
             log(f"  [{case}]   {r['steps_per_s']:.4g} mechanism-steps/s "
                 f"(runs: {', '.join(f'{x:.3g}' for x in rates)})")
-            jres.append(r)
+            r["devices"] = jr.n_devices
             del jr
+            if spec.get("one_device") and r["devices"] > 1 and dtype == "float64":
+                # same configuration on one device, same run: what the split over cores buys
+                log(f"  [{case}]   the same on one device ...")
+                j1 = JaxRunner(case, batch, dtype, stab, chunk, spec.get("batched_params", False),
+                               shard=False)
+                j1.probe()
+                w1 = [j1.run(nchunks)[0] for _ in range(reps)]
+                r["one_device"] = dict(steps_per_s=float(np.median([batch * nsteps / w for w in w1])),
+                                       compile_s=j1.compile_s, solver=j1.solver_path)
+                r["one_device"]["speedup"] = r["steps_per_s"] / r["one_device"]["steps_per_s"]
+                log(f"  [{case}]   one device: {r['one_device']['steps_per_s']:.4g} mechanism-steps/s "
+                    f"({r['one_device']['speedup']:.2f}x from {r['devices']} devices)")
+                del j1
+            jres.append(r)
     if nsteps is None:
         nsteps = int(nsteps_forced or chunk)
         res["nsteps"], res["t_end"] = nsteps, nsteps * DT
@@ -571,7 +594,8 @@ def flatten_case(res):
                  jaxmbs_steps_per_s=rate, mujoco_steps_per_s=mrate, numpy_steps_per_s=nrate,
                  ratio_vs_mujoco=(rate / mrate) if rate and mrate else None,
                  ratio_vs_numpy=(rate / nrate) if rate and nrate else None,
-                 compile_s=r.get("compile_s"),
+                 compile_s=r.get("compile_s"), devices=r.get("devices"),
+                 one_device_steps_per_s=(r.get("one_device") or {}).get("steps_per_s"),
                  final_error={"jaxmbs": r.get("final_error"), "mujoco": mj.get("final_error"),
                               "numpy": npr.get("final_error"), "t_end": res.get("t_end"),
                               "numpy_t_end": npr.get("t_end"), "observables": res.get("observables"),
@@ -685,7 +709,8 @@ def main_cases(args):
                     rate_hint=hint, nsteps=args.nsteps, numpy_budget=args.numpy_budget,
                     min_steps=args.min_steps,
                     batched_params=args.batched_params, batch_note=note,
-                    phases=case in args.phase_cases, trace=case in args.trace_cases)
+                    phases=case in args.phase_cases, trace=case in args.trace_cases,
+                    one_device=case in args.one_device_cases)
         dp = [c for c in out if c.get("name") == "double_pendulum" and c.get("batch") == batch
               and c.get("jaxmbs")]
         if case == "chain2" and dp and not args.no_alias:
@@ -1001,6 +1026,12 @@ def main(argv=None):
     ap.add_argument("--trace-cases", nargs="*",
                     default=["double_pendulum", "slider_crank", "chain16", "chain64"],
                     help="cases whose float64 runs are profiled kernel by kernel (jax.profiler)")
+    ap.add_argument("--one-device-cases", nargs="*", default=["double_pendulum", "slider_crank"],
+                    help="cases whose float64 runs are also timed on one device (same run)")
+    ap.add_argument("--cpu-devices", type=int, default=os.cpu_count(),
+                    help="split the CPU into this many XLA devices (one per core by default; "
+                         "XLA_FLAGS=--xla_force_host_platform_device_count) and shard the "
+                         "jaxmbs batch over them (simulate_batch(mesh=...)); 1: one device")
     ap.add_argument("--case-timeout", type=float, default=420.0)
     ap.add_argument("--sweep", action="store_true", help="run the batch and body-count sweeps")
     ap.add_argument("--sweep-batches", type=int, nargs="*", default=[1, 16, 256, 4096, 65536])
@@ -1014,6 +1045,10 @@ def main(argv=None):
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
+    if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        # before JAX starts (here and in every worker, which inherits the environment)
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_"
+                                   f"device_count={args.cpu_devices}").strip()
     if args.worker is not None:
         spec = json.loads(args.worker)
         mode = spec.get("mode", "case")
@@ -1054,7 +1089,8 @@ def main(argv=None):
                                  rep_budget_s=args.rep_budget, t_end_max=args.t_end,
                                  auto_batch=not args.no_auto_batch,
                                  params_shared=not args.batched_params,
-                                 mujoco_threads=os.cpu_count(),
+                                 mujoco_threads=os.cpu_count(), cpu_devices=args.cpu_devices,
+                                 xla_flags=os.environ.get("XLA_FLAGS", ""),
                                  mujoco_loop_solref=None, numpy_blas_threads=1),
                    cases=flat, details=cases)
         try:

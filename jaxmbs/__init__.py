@@ -27,7 +27,7 @@ from .model import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .planar import curves
 from .saddle import DenseLU, SchurCholesky
-from .simulate import Trajectory, simulate, simulate_batch
+from .simulate import Trajectory, batch_vectorization, simulate, simulate_batch
 from .stabilize import Baumgarte, NoStabilization, Projection, project
 from . import fitting  # after the engine modules it builds on
 
@@ -36,7 +36,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Model", "Built", "Mechanism", "Params", "State",
     "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
-    "constraint_report", "accelerations", "simulate", "simulate_batch", "Trajectory",
+    "constraint_report", "accelerations", "simulate", "simulate_batch", "batch_vectorization", "Trajectory",
     "elementwise_vmap",
     "constraint_terms", "mass_matrix", "generalized_forces", "force_outputs",
     "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5",

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import functools
-import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -17,7 +16,7 @@ from .integrators import RK4
 from .saddle import SchurCholesky
 from .stabilize import Projection
 
-__all__ = ["Trajectory", "simulate", "simulate_batch"]
+__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization"]
 
 
 class Trajectory(NamedTuple):
@@ -311,7 +310,7 @@ EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, el
 
 
 def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0,
-                   t_offset=None, vectorize: str = "auto", **kwargs):
+                   t_offset=None, vectorize: str = "auto", mesh=None, **kwargs):
     """`simulate` vmapped over a batch: params leaves with a leading batch axis
     (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
     None if shared). t_offset: optional (traced) start time added to t_span, so that runs
@@ -326,20 +325,30 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         the number of scalar operations, so it suits mechanisms of a few bodies.
       "auto" (default): "elementwise" on the CPU backend when it applies, the mechanism has
         at most EW_MAX_COORDS coordinates and takes the dense saddle solve, and the batch has
-        at least EW_MIN_BATCH members; else "vmap".
+        at least EW_MIN_BATCH members (per device when sharded); else "vmap"
+        (`batch_vectorization` says which).
+    mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
+      is split over its devices with `jax.shard_map`, each device simulating its slice
+      (padded with copies of the last member up to a multiple of the device count; the
+      padding is dropped from the result). On a multi-core CPU, XLA runs one program on
+      little more than one core; splitting the host into one device per core
+      (`XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`, set before JAX starts)
+      and passing the mesh uses all of them (2 cores: 2.0-2.2x, BENCHMARKS.md).
+      None: one program (jit still partitions it by GSPMD when the inputs are sharded).
     Returns a Trajectory whose arrays have a leading batch axis."""
     if vectorize not in ("auto", "vmap", "elementwise"):
         raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vectorize!r}")
+    if mesh is not None:
+        return _simulate_batch_sharded(mech, params, q0, v0, t_span, dt, mesh, params_axis,
+                                       state_axis, t_offset, vectorize, kwargs)
     if vectorize != "vmap":
         why = _elementwise_unsupported(mech, kwargs, params_axis, state_axis)
         if vectorize == "elementwise" and why:
             raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
                              "use vectorize='vmap'")
         if vectorize == "auto" and not why:
-            lead = jnp.shape(q0)[0] if state_axis == 0 else (
-                jnp.shape(jax.tree_util.tree_leaves(params)[0])[0])
-            if (mech.n_coords > EW_MAX_COORDS or jax.default_backend() != "cpu" or lead < EW_MIN_BATCH
-                    or wants_sparse(kwargs.get("solver", SchurCholesky()), mech)):
+            if batch_vectorization(mech, _batch_size(params, q0, params_axis, state_axis),
+                                   **kwargs) != "elementwise":
                 why = "auto"
         if not why:
             try:
@@ -350,6 +359,92 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
                     raise
     return _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
                                 t_offset, kwargs)
+
+
+def batch_vectorization(mech, batch: int, *, mesh=None, **kwargs) -> str:
+    """The vectorisation `simulate_batch(..., vectorize="auto", mesh=mesh, **kwargs)` picks
+    for `batch` members: "elementwise" or "vmap" (the element-wise path can still fall
+    back to vmap when its program cannot be written out, see `simulate_batch`)."""
+    if _elementwise_unsupported(mech, kwargs, 0, 0):
+        return "vmap"
+    if mesh is not None:
+        batch = -(-batch // mesh.devices.size)
+    if (mech.n_coords > EW_MAX_COORDS or jax.default_backend() != "cpu" or batch < EW_MIN_BATCH
+            or wants_sparse(kwargs.get("solver", SchurCholesky()), mech)):
+        return "vmap"
+    return "elementwise"
+
+
+def _batch_size(params, q0, params_axis, state_axis) -> int:
+    if state_axis == 0:
+        return int(jnp.shape(q0)[0])
+    leaves = jax.tree_util.tree_leaves(
+        jax.tree_util.tree_map(lambda a, x: x if a == 0 else None, _axes_tree(params_axis, params),
+                               params, is_leaf=lambda a: a is None))
+    if not leaves:
+        raise ValueError("nothing is batched: give params_axis=0 or state_axis=0")
+    return int(jnp.shape(leaves[0])[0])
+
+
+def _axes_tree(axis, params):
+    """params_axis (0, None, or a pytree prefix of params) as a full tree over params."""
+    if axis is None or isinstance(axis, int):
+        return jax.tree_util.tree_map(lambda _: axis, params)
+    return jax.tree_util.tree_map(lambda a, sub: jax.tree_util.tree_map(lambda _: a, sub),
+                                  axis, params, is_leaf=lambda a: a is None or isinstance(a, int))
+
+
+def _simulate_batch_sharded(mech, params, q0, v0, t_span, dt, mesh, params_axis, state_axis,
+                            t_offset, vectorize, kwargs):
+    """simulate_batch split over a 1-D mesh with shard_map (batch padded to a multiple of
+    the device count with copies of the last member)."""
+    from jax.sharding import Mesh, PartitionSpec as P
+
+    if not isinstance(mesh, Mesh) or len(mesh.axis_names) != 1:
+        raise ValueError(f"mesh must be a jax.sharding.Mesh with one axis (jaxmbs.batch_mesh()), "
+                         f"got {mesh!r}")
+    (name,) = mesh.axis_names
+    n_dev = mesh.devices.size
+    batch = _batch_size(params, q0, params_axis, state_axis)
+    pad = -batch % n_dev
+    kwargs = dict(kwargs)
+    controls = kwargs.pop("controls", None)
+    ctrl_batched = controls is not None and not callable(controls) and jnp.ndim(controls) != 2
+
+    def padded(x):
+        x = jnp.asarray(x)
+        return x if pad == 0 else jnp.concatenate([x, jnp.repeat(x[-1:], pad, axis=0)], axis=0)
+
+    paxes = _axes_tree(params_axis, params)
+    params = jax.tree_util.tree_map(lambda a, x: padded(x) if a == 0 else jnp.asarray(x),
+                                    paxes, params, is_leaf=lambda a: a is None)
+    pspec = jax.tree_util.tree_map(lambda a: P(name) if a == 0 else P(), paxes,
+                                   is_leaf=lambda a: a is None)
+    sspec = P(name) if state_axis == 0 else P()
+    if state_axis == 0:
+        q0, v0 = padded(q0), padded(v0)
+    args = [params, jnp.asarray(q0), jnp.asarray(v0)]
+    specs = [pspec, sspec, sspec]
+    if ctrl_batched:
+        args.append(padded(controls))
+        specs.append(P(name))
+    if t_offset is not None:
+        args.append(jnp.asarray(t_offset))
+        specs.append(P())
+
+    def local(p, q, v, *rest):
+        rest = list(rest)
+        c = rest.pop(0) if ctrl_batched else controls
+        to = rest.pop(0) if t_offset is not None else None
+        return simulate_batch(mech, p, q, v, t_span, dt, params_axis=params_axis,
+                              state_axis=state_axis, t_offset=to, vectorize=vectorize,
+                              controls=c, **kwargs)
+
+    # check_vma=False: the element-wise interpreter combines per-device and replicated values
+    # in ways the varying-axes type check does not follow; every output is per-device.
+    out = jax.shard_map(local, mesh=mesh, in_specs=tuple(specs), out_specs=P(name),
+                        check_vma=False)(*args)
+    return out if pad == 0 else jax.tree_util.tree_map(lambda x: x[:batch], out)
 
 
 def _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis, t_offset,
