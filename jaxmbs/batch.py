@@ -62,7 +62,9 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
     complete chunk: nothing computed is lost, and the result is identical to an
     uninterrupted run. q0, v0: (batch, n). Every chunk has the same length, so one
     compilation serves all. save_every defaults to chunk_steps (one sample per chunk).
-    shard=True places the batch across all devices (`shard_batch`).
+    shard=True places the batch across all devices (`shard_batch`) and splits the work over
+    them (`simulate_batch(..., mesh=batch_mesh())`; the batch size must be a multiple of
+    the device count).
     Returns the list of chunk file paths.
     """
     t0, t1 = float(t_span[0]), float(t_span[1])
@@ -93,13 +95,15 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
     if done:
         with np.load(paths[done - 1]) as z:
             q, v, work0 = jnp.asarray(z["final_q"]), jnp.asarray(z["final_v"]), jnp.asarray(z["final_work"])
+    mesh = None
     if shard:
-        q, v = shard_batch((q, v))
+        mesh = batch_mesh()
+        q, v = shard_batch((q, v), mesh)
         if params_axis == 0:
-            params = shard_batch(params)
+            params = shard_batch(params, mesh)
     step = jax.jit(lambda p, qq, vv, tt0: simulate_batch(
         mech, p, qq, vv, (0.0, chunk_steps * dt), dt, params_axis=params_axis,
-        save_every=save_every, t_offset=tt0, **simulate_kwargs))
+        save_every=save_every, t_offset=tt0, mesh=mesh, **simulate_kwargs))
     start = time.time()
     for k in range(done, n_chunks):
         tk = t0 + k * chunk_steps * dt

@@ -95,12 +95,22 @@ class _Ctx:
         self.batch = batch
         self.fences = fences
         self.emitted = 0
+        self._sincos: dict = {}
 
     def full(self, e, dtype):
         """An entry as a (batch,) array."""
         if _known(e) or jnp.ndim(e) == 0:
             return lax.broadcast_in_dim(jnp.asarray(e, dtype), (self.batch,), ())
         return e
+
+    def sincos(self, x):
+        """(sin x, cos x) of a float64 batch vector, computed once per vector (see _sincos)."""
+        hit = self._sincos.get(id(x))
+        if hit is None or hit[0] is not x:
+            self.emitted += 40
+            hit = (x, *_sincos(x))
+            self._sincos[id(x)] = hit
+        return hit[1], hit[2]
 
     def bind(self, prim, elems, params):
         """prim on entries (broadcast to the batch where needed); params None: the
@@ -162,6 +172,9 @@ def _fold(ctx, prim, elems, params, out_dtype):
     elif name in ("convert_element_type",):
         if not _known(elems[0]) and elems[0].dtype == out_dtype:
             return elems[0]
+    elif name in ("sin", "cos") and out_dtype == np.float64 and (params or {}).get("accuracy") is None:
+        s, c = ctx.sincos(elems[0])
+        return s if name == "sin" else c
     elif name == "stop_gradient":
         return lax.stop_gradient(elems[0])
     elif name == "select_n":
@@ -181,6 +194,63 @@ def _fold(ctx, prim, elems, params, out_dtype):
             if _known(x) and x.dtype == np.bool_:
                 return y if bool(x) else x
     return ctx.bind(prim, elems, params)
+
+
+# sin and cos of float64 batch vectors. XLA:CPU evaluates them element by element through
+# a scalar library routine: 9 ns per element on the development box, 24 % of a
+# double-pendulum step's kernel time on this path. Below, vectorised, sin and cos of the
+# same angle together: FDLIBM's argument reduction by multiples of pi/2 (pi/2 in three
+# 33-bit pieces plus tails, so k * piece is exact for |k| < 2**20; all three refinement
+# rounds always, giving the reduced angle as a double-double) and its minimax polynomials
+# __kernel_sin / __kernel_cos on [-pi/4, pi/4]. Measured against NumPy: within 1 ulp of
+# the correctly rounded value for |x| <= _SINCOS_MAX, also next to multiples of pi/2
+# (tests/test_elementwise.py); larger or non-finite angles take lax.sin / lax.cos.
+_SINCOS_MAX = 1e6
+_INV_PIO2 = 6.36619772367581382433e-01
+_PIO2 = ((1.57079632673412561417e+00, 6.07710050650619224932e-11),  # (piece, tail) x 3
+         (6.07710050630396597660e-11, 2.02226624879595063154e-21),
+         (2.02226624871116645580e-21, 8.47842766036889956997e-32))
+_SIN_C = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
+          2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
+_COS_C = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
+          -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
+
+
+def _horner(z, coeffs):
+    acc = coeffs[-1]
+    for c in coeffs[-2::-1]:
+        acc = c + z * acc
+    return acc
+
+
+def _sincos_poly(x):
+    k = jnp.round(x * _INV_PIO2)
+    r = x - k * _PIO2[0][0]  # exact
+    w = k * _PIO2[0][1]
+    for piece, tail in _PIO2[1:]:
+        t = r
+        w = k * piece
+        r = t - w
+        w = k * tail - ((t - r) - w)
+    y0 = r - w  # x - k pi/2 = y0 + y1
+    y1 = (r - y0) - w
+    z = y0 * y0
+    v = z * y0
+    s = y0 - ((z * (0.5 * y1 - v * _horner(z, _SIN_C[1:])) - y1) - v * _SIN_C[0])
+    hz = 0.5 * z
+    wc = 1.0 - hz
+    c = wc + (((1.0 - wc) - hz) + (z * z * _horner(z, _COS_C) - y0 * y1))
+    quadrant = k - 4.0 * jnp.floor(0.25 * k)  # k mod 4, exactly
+    sin = jnp.where(quadrant == 0, s, jnp.where(quadrant == 1, c, jnp.where(quadrant == 2, -s, -c)))
+    cos = jnp.where(quadrant == 0, c, jnp.where(quadrant == 1, -s, jnp.where(quadrant == 2, -c, s)))
+    return sin, cos
+
+
+def _sincos(x):
+    """(sin x, cos x) of a float64 batch vector: the polynomial when every entry is
+    within _SINCOS_MAX rad, else lax.sin / lax.cos (one batch-wide test)."""
+    ok = jnp.all(jnp.abs(x) <= _SINCOS_MAX)
+    return tuple(lax.cond(ok, _sincos_poly, lambda y: (lax.sin(y), lax.cos(y)), x))
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:

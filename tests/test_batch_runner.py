@@ -51,7 +51,8 @@ def test_interrupted_run_resumes_to_the_same_result(tmp_path, monkeypatch):
 
 
 def test_sharded_batch_equals_single_device(tmp_path):
-    """Runs in a subprocess with 4 host devices (XLA_FLAGS must be set before jax starts)."""
+    """Runs in a subprocess with 4 host devices (XLA_FLAGS must be set before jax starts):
+    jit over sharded inputs (GSPMD) and run_batch(shard=True) (shard_map) against one device."""
     script = textwrap.dedent("""
         import os, sys, json
         os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=4"
@@ -71,15 +72,22 @@ def test_sharded_batch_equals_single_device(tmp_path):
         ps, qs, vs = mb.shard_batch((batch, Q, V))
         out = f(ps, qs, vs)
         n_dev = len(out.sharding.device_set)
-        print(json.dumps({"devices": n_dev, "maxdiff": float(np.max(np.abs(np.asarray(out) - ref)))}))
+        # the runner with shard=True: shard_map over the 4 devices
+        paths = mb.run_batch(mech, batch, Q, V, (0.0, 0.2), 1e-3, sys.argv[2], chunk_steps=100,
+                             save_every=50, shard=True, progress=False)
+        runner = mb.load_batch(sys.argv[2])["q"]
+        print(json.dumps({"devices": n_dev, "maxdiff": float(np.max(np.abs(np.asarray(out) - ref))),
+                          "runner_maxdiff": float(np.max(np.abs(runner - ref)))}))
     """)
     path = tmp_path / "shard.py"
     path.write_text(script)
     tests_dir = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, str(path), tests_dir], capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, str(path), tests_dir, str(tmp_path / "run")],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     res = json.loads(r.stdout.strip().splitlines()[-1])
     assert res["devices"] == 4
     # identical up to round-off: XLA may vectorise a per-device slice of 2 members differently
     # from the whole batch of 8 (FMA contraction, SIMD remainder loops): a few ulp at most
     assert res["maxdiff"] <= 1e-14
+    assert res["runner_maxdiff"] <= 1e-14

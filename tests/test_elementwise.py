@@ -201,3 +201,111 @@ def test_auto_choice_and_fallbacks(monkeypatch):
     tr = mb.simulate_batch(mech2, p2, jnp.tile(q2, (2, 1)), jnp.tile(v2, (2, 1)), (0.0, 0.01),
                            1e-3, params_axis=None, controls=U)
     assert len(calls) == n and tr.q.shape == (2, 11, 3)
+    # batch_vectorization names the same choices
+    assert mb.batch_vectorization(mech, 2) == "vmap"
+    assert mb.batch_vectorization(mech, S.EW_MIN_BATCH) == "elementwise"
+    assert mb.batch_vectorization(mech, 64, integrator=mb.DormandPrince5(max_steps=50)) == "vmap"
+
+
+def _ulps(got, want):
+    return np.abs(np.asarray(got) - want) / np.spacing(np.abs(want))
+
+
+def test_float64_sin_cos_within_one_ulp():
+    """The vectorised sin / cos of the float64 path against NumPy's (correctly rounded
+    libm): random angles up to the polynomial's range, and angles next to multiples of pi/2
+    (where the reduction must keep the low bits)."""
+    from jaxmbs.elementwise import _SINCOS_MAX, _sincos_poly
+    rng = np.random.default_rng(3)
+    k = np.arange(-600_000, 600_000, 7, dtype=float)
+    for x in (rng.uniform(-4, 4, 100_000), rng.uniform(-_SINCOS_MAX, _SINCOS_MAX, 100_000),
+              k * np.pi / 2, np.nextafter(k * np.pi / 2, np.inf), k * np.pi / 2 + 1e-9,
+              rng.uniform(-1e-8, 1e-8, 1000)):
+        s, c = jax.jit(_sincos_poly)(jnp.asarray(x))
+        assert _ulps(s, np.sin(x)).max() <= 1.0
+        assert _ulps(c, np.cos(x)).max() <= 1.0
+
+
+def test_sin_cos_beyond_the_polynomial_range_use_lax():
+    """An angle above _SINCOS_MAX, inf or NaN anywhere in the batch: lax.sin / lax.cos for
+    the whole vector, so the results equal jax.vmap's bit for bit."""
+    f = lambda t: jnp.stack([jnp.sin(t) * 2.0, jnp.cos(t) + 1.0, jnp.sin(t) * jnp.cos(t)])
+    for x in (np.array([0.3, 2e6, -1.0]), np.array([0.3, np.inf, np.nan]), np.linspace(-9, 9, 7)):
+        got = np.asarray(mb.elementwise_vmap(f)(jnp.asarray(x)))
+        want = np.asarray(jax.vmap(f)(jnp.asarray(x)))
+        if np.abs(x).max() > 1e6:
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert np.nanmax(np.abs(got - want)) <= 4e-16
+    # float32 keeps lax.sin / lax.cos
+    x32 = jnp.linspace(-3, 3, 5, dtype=jnp.float32)
+    np.testing.assert_array_equal(mb.elementwise_vmap(f)(x32), jax.vmap(f)(x32))
+
+
+SHARDED = """
+import os, sys, json
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp, numpy as np
+sys.path.insert(0, sys.argv[1])
+import jaxmbs as mb
+from mechanisms import double_pendulum
+mech, params, q0, v0 = double_pendulum()
+mesh = mb.batch_mesh()
+B = 19  # not a multiple of the 2 devices: padded
+masses = jnp.linspace(0.5, 2.0, B)
+batch = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
+Q, V = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+out = {}
+kw = dict(save_every=25)
+# vmap path: batched parameters, padded batch
+ref = mb.simulate_batch(mech, batch, Q, V, (0.0, 0.05), 1e-3, vectorize="vmap", **kw)
+got = jax.jit(lambda p, q, v: mb.simulate_batch(mech, p, q, v, (0.0, 0.05), 1e-3, mesh=mesh,
+                                                vectorize="vmap", **kw))(batch, Q, V)
+diff = lambda x, y: max(float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)))) for a, b in zip(x, y))
+out["vmap"] = dict(shape=list(got.q.shape), diff=diff(got, ref))
+# element-wise path: shared parameters, t_offset, padded batch; gradient w.r.t. a shared mass
+def run(m, mesh_):
+    p = mech.replace(params, {"l2.mass": m})
+    return mb.simulate_batch(mech, p, Q, V, (0.0, 0.05), 1e-3, params_axis=None, t_offset=0.1,
+                             mesh=mesh_, vectorize="elementwise", **kw)
+got, ref = run(1.3, mesh), run(1.3, None)
+loss = lambda m, mesh_: jnp.sum(run(m, mesh_).q[:, -1] ** 2)
+out["elementwise"] = dict(shape=list(got.q.shape), diff=diff(got, ref),
+                          grad=float(jax.grad(loss)(1.3, mesh)), grad_ref=float(jax.grad(loss)(1.3, None)))
+print(json.dumps(out))
+"""
+
+
+def test_sharded_simulate_batch_matches_one_device(tmp_path):
+    """simulate_batch(mesh=...) over 2 host devices (a subprocess: XLA_FLAGS must be set
+    before JAX starts) against the unsharded call, on a batch of 19 that needs padding:
+    the vmap path with batched parameters; the element-wise path with shared parameters
+    and t_offset, and its gradient with respect to a shared mass."""
+    import json
+    import os
+    import subprocess
+    import sys
+    path = tmp_path / "sharded.py"
+    path.write_text(SHARDED)
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([sys.executable, str(path), tests_dir], capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert set(res) == {"vmap", "elementwise"}
+    for vec, d in res.items():
+        assert d["shape"] == [19, 3, 6], vec
+        assert d["diff"] <= 1e-13, (vec, d)
+    d = res["elementwise"]
+    assert d["grad_ref"] != 0.0 and abs(d["grad"] - d["grad_ref"]) <= 1e-10 * abs(d["grad_ref"]), d
+
+
+def test_mesh_argument_is_checked():
+    import jax.sharding as js
+    mech, params, q0, v0 = double_pendulum()
+    mesh2d = js.Mesh(np.asarray(jax.devices()[:1]).reshape(1, 1), ("a", "b"))
+    with pytest.raises(ValueError, match="one axis"):
+        mb.simulate_batch(mech, params, q0[None], v0[None], (0.0, 0.01), 1e-3, params_axis=None,
+                          mesh=mesh2d)
