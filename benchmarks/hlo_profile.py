@@ -344,6 +344,7 @@ def time_profile(xplane_path: str, text: str, wall_s: float | None = None, top: 
     pd = ProfileData.from_file(xplane_path)
     by_kernel = {}
     threads = set()
+    durations = []
     for plane in pd.planes:
         for line in plane.lines:
             for ev in line.events:
@@ -354,6 +355,7 @@ def time_profile(xplane_path: str, text: str, wall_s: float | None = None, top: 
                 d = by_kernel.setdefault(ev.name, [info[0], info[1], 0, 0.0])
                 d[2] += 1
                 d[3] += ev.duration_ns * 1e-9
+                durations.append(ev.duration_ns * 1e-3)
     total = sum(v[3] for v in by_kernel.values())
     by_class, by_src = Counter(), Counter()
     for k, (cls, src, n, t) in by_kernel.items():
@@ -365,6 +367,11 @@ def time_profile(xplane_path: str, text: str, wall_s: float | None = None, top: 
                by_source=[(s, t, pct(t)) for s, t in by_src.most_common(top)],
                top_kernels=[(k, v[0], v[1], v[2], v[3], pct(v[3]))
                             for k, v in sorted(by_kernel.items(), key=lambda kv: -kv[1][3])[:top]])
+    if durations:
+        import numpy as np
+        q = np.quantile(np.asarray(durations), [0.1, 0.5, 0.9])
+        out.update(kernel_calls=len(durations), kernel_us_p10=float(q[0]),
+                   kernel_us_median=float(q[1]), kernel_us_p90=float(q[2]))
     if wall_s:
         out["wall_s"] = wall_s
         out["kernel_time_over_wall"] = total / wall_s

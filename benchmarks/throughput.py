@@ -16,14 +16,18 @@ four-bar, chains N = 2..64), in the same run and on the same machine:
   state of the previous one (the cases are autonomous, so this is the same trajectory as
   one long call).  mechanism-steps/s = batch * nsteps / wall time, median of
   ``--repeats`` (3) runs after a warm-up chunk; compile time (trace + lower + XLA
-  compile) separately.
+  compile) separately.  The CPU is split into ``--cpu-devices`` XLA devices (default:
+  one per core, ``XLA_FLAGS=--xla_force_host_platform_device_count``) and the batch is
+  divided over them (``simulate_batch(..., mesh=jaxmbs.batch_mesh())``); the float64
+  runs of ``--one-device-cases`` are also timed on one device, in the same run.
 * **MuJoCo**: ``mujoco.rollout`` on all cores (``baselines/mujoco_models.run_mujoco``),
   same batch; same nsteps unless that would take longer than the time budget (the rate
   does not depend on the horizon; the final-time accuracy then comes from a single
   rollout over the full horizon: rollouts are deterministic).
 * **NumPy**: one mechanism at a time, dense KKT solve per RK4 stage, Baumgarte
   alpha = beta = 10, single-threaded BLAS (``baselines/numpy_kkt``), over the same
-  horizon when it fits ``--numpy-budget`` seconds.
+  horizon when it fits ``--numpy-budget`` seconds; the rate is the median over 10
+  consecutive parts of that horizon.
 * **accuracy**: error of the observables of ``cases.py`` (chain tip; crank angle and
   slider x; four-bar crank/rocker angles and point C) at the final time against the SciPy
   DOP853 references of ``baselines/reference.py``, and the largest joint separation over
@@ -75,7 +79,7 @@ import numpy as np  # noqa: E402
 
 DT = 1e-3
 NICE = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
-DEFAULT_RATE_HINT = 2e5  # mechanism-steps/s of the double pendulum at batch 4096 (DESIGN.md)
+DEFAULT_RATE_HINT = 2e6  # mechanism-steps/s of the double pendulum at batch 4096 (f64, 2 cores)
 STABILIZERS = {"projection": "Projection()", "baumgarte": "Baumgarte(10.0)"}
 
 
@@ -548,14 +552,19 @@ def run_case(spec):
             parts = 10 if n_np >= 10 else 1
             sizes = [n_np // parts + (1 if i < n_np % parts else 0) for i in range(parts)]
             q, v = C.initial_absolute_state(case)
-            gap, wall = JM.joint_gap(case, q), 0.0
+            gap, wall, part_rates = JM.joint_gap(case, q), 0.0, []
             log(f"  [{case}] NumPy KKT loop, 1 mechanism, {n_np} steps ...")
             for s in sizes:
                 (q, v), w, _ = NK.run_numpy(case, s, q0=q, v0=v)
                 wall += w
+                part_rates.append(s / w)
                 gap = max(gap, JM.joint_gap(case, q))
-            npres.update(steps_per_s=n_np / wall, nsteps=n_np, t_end=n_np * DT, max_joint_gap=gap,
-                         final_joint_gap=JM.joint_gap(case, q))
+            # the rate: median over the (up to 10) consecutive parts of the horizon, like the
+            # median of repetitions for jaxmbs and MuJoCo (a single pass varied up to 1.8x
+            # between runs on the shared box)
+            npres.update(steps_per_s=float(np.median(part_rates)), steps_per_s_overall=n_np / wall,
+                         steps_per_s_parts=part_rates, nsteps=n_np, t_end=n_np * DT,
+                         max_joint_gap=gap, final_joint_gap=JM.joint_gap(case, q))
             ref_np = ref if n_np == nsteps else np.asarray(REF.reference_observables(case, n_np * DT))
             ob = NK.final_observables(case, q)
             npres["final_obs"] = ob.tolist()

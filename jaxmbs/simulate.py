@@ -333,7 +333,7 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
       padding is dropped from the result). On a multi-core CPU, XLA runs one program on
       little more than one core; splitting the host into one device per core
       (`XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`, set before JAX starts)
-      and passing the mesh uses all of them (2 cores: 2.0-2.2x, BENCHMARKS.md).
+      and passing the mesh uses all of them (2 cores: 1.4-2.6x, BENCHMARKS.md).
       None: one program (jit still partitions it by GSPMD when the inputs are sharded).
     Returns a Trajectory whose arrays have a leading batch axis."""
     if vectorize not in ("auto", "vmap", "elementwise"):
