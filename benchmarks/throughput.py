@@ -730,7 +730,7 @@ def main_cases(args):
                 "chain2 is the double pendulum (identical model, state and MuJoCo XML): its "
                 "results are the double_pendulum measurement of this run (--no-alias to re-time)"]
             out.append(r)
-            log(f"== chain2: identical to double_pendulum, results reused")
+            log("== chain2: identical to double_pendulum, results reused")
             continue
         log(f"== {case} (batch {batch}{'; ' + note if note else ''})")
         r = run_worker(spec, args.case_timeout)
@@ -768,7 +768,6 @@ def main_sweep(args):
         prev_rate = (r.get("jaxmbs_float64") or {}).get("steps_per_s") or prev_rate
         log(f"   ({time.perf_counter() - t_all:.0f} s elapsed)")
     # ---- bodies sweep: chains at a fixed batch
-    import cases as C
     prev = None
     for n in args.sweep_chains:
         case = f"chain{n}"
