@@ -26,6 +26,7 @@ from .io import load_model, save_model
 from .model import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .planar import curves
+from .spatial import SpatialModel
 from .saddle import DenseLU, SchurCholesky
 from .simulate import Trajectory, batch_vectorization, simulate, simulate_batch
 from .stabilize import Baumgarte, NoStabilization, Projection, project
@@ -34,7 +35,7 @@ from . import fitting  # after the engine modules it builds on
 __version__ = "0.1.0"
 
 __all__ = [
-    "Model", "Built", "Mechanism", "Params", "State",
+    "Model", "SpatialModel", "Built", "Mechanism", "Params", "State",
     "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
     "constraint_report", "accelerations", "simulate", "simulate_batch", "batch_vectorization", "Trajectory",
     "elementwise_vmap",

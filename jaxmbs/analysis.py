@@ -9,18 +9,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
-from .equations import constraint_rows, constraint_terms, energy_terms, mass_matrix
+from .core import families as F
+from .dynamics import accelerations
+from .equations import constraint_rows, constraint_terms, energy_terms, frame_states
 from .saddle import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulate import _is_tracer
-from .planar.geometry import cross, rotate
-from .dynamics import accelerations
 
 __all__ = ["AssemblyResult", "assemble", "constraint_report", "dof", "kinematics", "Kinematics",
            "inverse_dynamics", "InverseDynamics", "reactions", "energy"]
 
 
 class AssemblyResult(NamedTuple):
-    """q (n,), v (n,) consistent state; residual = max|Phi|; velocity_residual =
+    """q (n_coords,), v (n_vel,) consistent state; residual = max|Phi|; velocity_residual =
     max|Phi_q v + Phi_t|; rank of Phi_q; status (0 or NEWTON_FAILED)."""
 
     q: jax.Array
@@ -32,9 +32,21 @@ class AssemblyResult(NamedTuple):
 
 
 def _free_mask(mech, fixed):
-    mask = np.ones(mech.n_coords)
+    """(n_vel,) mask: 0 for the velocity coordinates held fixed (by velocity name, or a
+    coordinate name that has its own velocity coordinate, e.g. 'crank.theta'; or index
+    into v)."""
+    mask = np.ones(mech.n_vel)
+    vnames = mech.velocity_names()
     for f in fixed:
-        idx = mech.coordinate_index(f) if isinstance(f, str) else int(f)
+        if isinstance(f, str):
+            if f not in vnames:
+                raise ValueError(f"fixed: {f!r} is not a velocity coordinate of this mechanism; "
+                                 f"known: {', '.join(vnames)}")
+            idx = vnames.index(f)
+        else:
+            idx = int(f)
+            if not 0 <= idx < mech.n_vel:
+                raise ValueError(f"fixed: index {idx} out of range 0..{mech.n_vel - 1}")
         mask[idx] = 0.0
     return mask
 
@@ -76,11 +88,13 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     check: when called with concrete values, raise ValueError naming the joints whose
         constraints cannot be satisfied near the guess. Traced calls report via status.
     """
-    n = mech.n_coords
+    n, nv = mech.n_coords, mech.n_vel
     q = jnp.asarray(q)
-    v = jnp.zeros_like(q) if v is None else jnp.asarray(v, q.dtype)
+    v = jnp.zeros((nv,), q.dtype) if v is None else jnp.asarray(v, q.dtype)
     if q.shape != (n,):
         raise ValueError(f"q must have shape ({n},), got {q.shape}")
+    if v.shape != (nv,):
+        raise ValueError(f"v must have shape ({nv},), got {v.shape}")
     mask = tuple(float(x) for x in _free_mask(mech, fixed))
     t = jnp.asarray(t, q.dtype)
     res = _assemble_jit(mech, params, q, v, t, mask=mask, iterations=iterations, tol=tol)
@@ -120,11 +134,11 @@ def _newton(mech, mask, iterations, params, q, t):
     choice the Newton steps make. No iteration is differentiated or stored.
     """
     maskv = jnp.asarray(mask, q.dtype)
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros((mech.n_vel,), q.dtype)
 
     def newton(qq, _):
         terms = _position_rows(mech, constraint_terms(mech, params, qq, zero, t))
-        return qq + _min_norm_step(terms.jac, terms.phi, maskv), None
+        return mech.normalize(mech.retract(qq, _min_norm_step(terms.jac, terms.phi, maskv))), None
 
     q, _ = jax.lax.scan(newton, q, None, length=iterations)
     return q
@@ -136,13 +150,20 @@ def _newton_jvp(mech, mask, iterations, primals, tangents):
     dparams, dq, dt = tangents
     qs = _newton(mech, mask, iterations, params, q, t)
     maskv = jnp.asarray(mask, q.dtype)
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros((mech.n_vel,), q.dtype)
     phi = lambda p, tt: _position_rows(mech, constraint_terms(mech, p, qs, zero, tt)).phi
     _, dphi = jax.jvp(phi, (params, t), (dparams, dt))
     jac = _position_rows(mech, constraint_terms(mech, params, qs, zero, t)).jac
-    dq_fixed = (1.0 - maskv) * dq
-    dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
-    return qs, dq_fixed + dq_free
+    if mech.identity_kinematics:
+        dq_fixed = (1.0 - maskv) * dq
+        dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
+        return qs, dq_fixed + dq_free
+    # velocity-space tangents: the guess's tangent mapped by the pseudo-inverse of
+    # dq/dv, the solution's tangent mapped back by dq/dv at the solution
+    G0, G = mech.dq_dv(q), mech.dq_dv(qs)
+    dv_fixed = (1.0 - maskv) * (jnp.linalg.pinv(G0) @ dq)
+    dv_free = _min_norm_step(jac, dphi + jac @ dv_fixed, maskv)
+    return qs, G @ (dv_fixed + dv_free)
 
 
 @partial(jax.jit, static_argnames=("mask", "iterations", "tol"))
@@ -174,9 +195,11 @@ def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
     velocities); 'nonholonomic' is the number of nonholonomic rows. Holonomic rows are
     tested for redundancy first, then the nonholonomic ones."""
     q = jnp.asarray(q)
-    J = np.asarray(constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.asarray(t, q.dtype)).jac)
+    J = np.asarray(constraint_terms(mech, params, q, jnp.zeros((mech.n_vel,), q.dtype),
+                                    jnp.asarray(t, q.dtype)).jac)
     names = mech.constraint_names()
-    m, n = J.shape
+    m, n = J.shape  # n: velocity coordinates (the configuration space's dimension before
+    # the constraints; equals the number of coordinates for planar mechanisms)
     if m == 0:
         return dict(rank=0, n_coords=n, n_constraints=0, dof=n, redundant=[])
     scale = max(np.max(np.abs(J)), 1e-300)
@@ -209,7 +232,7 @@ def dof(mech, params, q, t=0.0) -> int:
 
 
 class Kinematics(NamedTuple):
-    """t (s,), q, v, a (s, n); residual (s,) max|Phi| after Newton; status () int32."""
+    """t (s,), q (s, n_coords), v, a (s, n_vel); residual (s,) max|Phi| after Newton; status () int32."""
 
     t: jax.Array
     q: jax.Array
@@ -225,7 +248,7 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
     At each time Newton solves Phi(q, t) = 0 (warm-started from the previous time,
     extrapolated with its velocity), then Phi_q v = -Phi_t and Phi_q a = gamma.
     """
-    n, m = mech.n_coords, mech.n_constraints
+    n, m = mech.n_vel, mech.n_constraints
     if mech.nonholonomic_rows:
         raise ValueError(
             "kinematic analysis solves Phi(q, t) = 0 for q, but this mechanism has nonholonomic "
@@ -243,15 +266,15 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
 
 @partial(jax.jit, static_argnames=("iterations", "tol"))
 def _kinematics(mech, params, q_guess, ts, *, iterations, tol):
-    zeros = jnp.zeros_like(q_guess)
+    zeros = jnp.zeros((mech.n_vel,), q_guess.dtype)
 
     def at_time(carry, t):
         q, v_prev, t_prev = carry
-        q = q + v_prev * (t - t_prev)
+        q = mech.normalize(mech.retract(q, v_prev * (t - t_prev)))
 
         def newton(qq, _):
             terms = constraint_terms(mech, params, qq, zeros, t)
-            return qq - _square_solve(terms.jac, terms.phi), None
+            return mech.normalize(mech.retract(qq, -_square_solve(terms.jac, terms.phi))), None
 
         q, _ = jax.lax.scan(newton, q, None, length=iterations)
         terms = constraint_terms(mech, params, q, zeros, t)
@@ -302,66 +325,64 @@ def _inverse(mech, params, kin, u, solver):
 
 
 def reactions(mech, params, q, lam) -> dict:
-    """Named joint reactions and driver efforts from the multipliers lam (m,) at q (n,).
+    """Named joint reactions and driver efforts from the multipliers lam (m,) at q.
 
-    For each joint/driver name: 'force' (2,) N, the constraint force that the joint
+    For each joint/driver name: 'force' (d,) N, the constraint force that the joint
     applies to its body_j (the second body given when it was added) in global axes;
-    'moment' () N m, the constraint moment on body_j about the joint's point on body_j
-    (about body_j's reference point for joints without a point); 'generalized' (3,) the
-    same force and moment about the reference point. The force on body_i is the opposite
+    'moment' N m, the constraint moment on body_j about the joint's point on body_j
+    (about body_j's reference point for joints without a point): a scalar for planar
+    joints, (3,) in global axes for spatial ones; 'generalized' (wv,) the generalised
+    constraint force on body_j's velocity coordinates. The force on body_i is the opposite
     (action = reaction; for distance joints the moment arms differ).
     Drivers also get 'effort' () = -lam: the torque (N m) or force (N) the driver applies
     to body_j in the direction of increasing f(t). User constraints report 'generalized'
-    (n,), the generalized constraint force -Phi_q^T lam on all coordinates.
+    (n_vel,), the generalized constraint force -jac^T lam on all velocity coordinates.
     """
     q = jnp.asarray(q)
-    m = mech.n_constraints
-    cols = mech.frame_cols()
-    Gj_rows = jnp.zeros((m, 3), q.dtype)
-    for fam, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype)):
+    zv = jnp.zeros((mech.n_vel,), q.dtype)
+    t0 = jnp.zeros((), q.dtype)
+    Gj_rows = {}  # row -> (family block, k, local row, Gj of the block)
+    blocks = {}
+    for blk, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, zv, t0):
         k, r = ph.shape
-        Gj_rows = Gj_rows.at[fam.row0: fam.row0 + k * r].set(Gj.reshape(k * r, 3))
+        blocks[blk.kind] = (blk, Gj.reshape(k * r, Gj.shape[-1]))
     out = {}
-    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
     terms = None
     for j in mech.joints:
         rows = np.asarray(j.rows)
         if j.kind in ("constraint", "velocity_constraint"):
             if terms is None:
-                terms = constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype))
+                terms = constraint_terms(mech, params, q, zv, t0)
             out[j.name] = {"generalized": -(terms.jac[rows].T @ lam[rows])}
             continue
-        gen = -(Gj_rows[rows].T @ lam[rows])
-        F, Mref = gen[:2], gen[2]
-        Mp = Mref
+        gen = None
+        kind = None
+        for fname, (blk, G) in blocks.items():
+            sel = [(i, r - blk.row0) for i, r in enumerate(rows)
+                   if blk.row0 <= r < blk.row0 + blk.size * blk.rows_per]
+            if not sel:
+                continue
+            loc = np.asarray([x for _, x in sel])
+            ii = np.asarray([i for i, _ in sel])
+            contrib = -(G[loc, : F.frame_kind(F.constraint_family(fname).frame).wv].T @ lam[rows[ii]])
+            gen = contrib if gen is None else gen + contrib
+            kind = F.constraint_family(fname).frame
+        fk = F.frame_kind(kind)
+        X, _ = frame_states(mech, kind, q, None, [j.frame_j])
         if j.point_ref:
-            fam, k = j.point_ref
-            s = params.joints[fam]["point_j"][k]
-            th = qe[cols[j.frame_j][2]]
-            Mp = Mref - cross(rotate(th, s), F)
-        d = {"force": F, "moment": Mp, "generalized": gen}
-        if j.kind == "cam":
-            d.update(_cam_reaction(mech, params, q, lam, j))
+            pfam, k = j.point_ref
+            s = params.joints[pfam]["point_j"][k]
+        else:
+            s = jnp.zeros((fk.dim,), q.dtype)
+        d = dict(fk.reaction(gen, X[0], s))
+        for fname, (blk, _) in blocks.items():
+            fam = F.constraint_family(fname)
+            if hasattr(fam, "reaction_extra") and j.name in blk.owners:
+                d.update(fam.reaction_extra(mech, params, q, lam, j, blk))
         if j.driver:
             d["effort"] = -lam[rows[-1]]
         out[j.name] = d
     return out
-
-
-def _cam_reaction(mech, params, q, lam, j) -> dict:
-    """'normal_force' () N: the contact force body_i exerts on body_j along curve_i's
-    right-hand unit normal (> 0 pushing); 'contact_point' (2,) m; 'normal' (2,)."""
-    from .planar.joints import cam_contact
-
-    fam = next(f for f in mech.families if f.kind == "cam")
-    k = (j.rows[0] - fam.row0) // fam.rows_per
-    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
-    Xi = qe[mech.frame_cols()[np.asarray([j.frame_i])]]
-    S = qe[np.asarray(fam.extra_cols[k:k + 1])]
-    p = {f: params.joints["cam"][f][k:k + 1] for f in ("data_i", "data_j")}
-    P, n = cam_contact(p, Xi, S, (fam.static[0][k:k + 1], fam.static[1][k:k + 1]))
-    F = lam[np.asarray(j.rows[:2])]  # force on body_j: -(dPhi/dr_j)^T lam = lam[0:2]
-    return {"normal_force": n[0] @ F, "contact_point": P[0], "normal": n[0]}
 
 
 def energy(mech, params, q, v, t=0.0) -> dict:

@@ -295,8 +295,12 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
       scale: size of the joint symbols' reference length in m (default: the extent of
         the mechanism), so that frames of an animation keep equal symbols.
       labels: write body names next to the bodies.
-    Returns the Axes (equal aspect ratio, axes in m).
+    Returns the Axes (equal aspect ratio, axes in m). Spatial mechanisms are drawn in 3D
+    (`jaxmbs.spatial.draw.draw3d`; ax then must be a 3D Axes or None).
     """
+    if mech.frame_kind() == "spatial":
+        from .spatial.draw import draw3d
+        return draw3d(mech, params, q, ax, color=color, alpha=alpha)
     plt = _mpl()
     from matplotlib import patches
 
@@ -514,6 +518,9 @@ def animate(mech, params, traj, path, *, fps=25, max_frames=150, trail=None, tit
       title: optional title; the time is shown in the corner.
     Returns path.
     """
+    if mech.frame_kind() == "spatial":
+        from .spatial.draw import animate3d
+        return animate3d(mech, params, traj, path, fps=fps, max_frames=max_frames, title=title)
     plt = _mpl()
     from matplotlib.animation import FuncAnimation, PillowWriter
 

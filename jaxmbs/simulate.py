@@ -10,7 +10,8 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import accelerations
+from .dynamics import MechanismTerm, accelerations, finish_step
+from .dynamics import step as physics_step
 from .equations import constraint_terms, energy_terms
 from .integrators import RK4
 from .saddle import SchurCholesky
@@ -22,7 +23,7 @@ __all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization"]
 class Trajectory(NamedTuple):
     """Saved samples of a simulation (leading axis: save points; batch axes first if vmapped).
 
-    t (s,) s; q, v (s, n); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
+    t (s,) s; q (s, n_coords), v (s, n_vel); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
     velocity_error (s,) = max|Phi_q v + Phi_t| (nonholonomic rows A v - b included: for a
     knife edge this is its only residual, constraint_error does not see it); kinetic, potential (s,) J; work (s,) J done
     on the system by non-conservative forces, drivers and constraint forces since t0, so
@@ -104,7 +105,8 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
 
     Args:
       mech, params: from `Model.build()` (params may be traced / batched under vmap).
-      q0, v0: (n,) consistent initial coordinates and velocities (see `assemble`).
+      q0 (n_coords,), v0 (n_vel,): consistent initial coordinates and velocities (see
+        `assemble`).
       t_span: (t0, t1) in s, Python floats. dt: step (fixed-step integrators) or first
         step (adaptive), s; t1 - t0 must be a whole number of dt.
       integrator: RK4() (default), SemiImplicitEuler(), Euler(), DormandPrince5(rtol, atol,
@@ -129,11 +131,12 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     gets its own status; a failing member never affects the others.
     """
     t0, t1, dt, n_steps = _time_grid(t_span, dt, save_every)
-    n = mech.n_coords
+    n, nv = mech.n_coords, mech.n_vel
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
-    if q0.shape[-1] != n or v0.shape[-1] != n:
-        raise ValueError(f"q0 and v0 must have shape ({n},) for this mechanism "
-                         f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
+    if q0.shape != (n,) or v0.shape != (nv,):
+        raise ValueError(f"q0 must have shape ({n},) and v0 shape ({nv},) for this mechanism "
+                         f"(q: {', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}"
+                         + ("; for a batch of states use simulate_batch" if q0.ndim > 1 else ""))
     if controls is not None and not callable(controls):
         controls = jnp.asarray(controls, q0.dtype)
         if controls.ndim != 2 or controls.shape[0] != n_steps:
@@ -161,42 +164,18 @@ def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
     return u_at
 
 
-def _rhs(mech, params, u_at, solver, stabilizer):
-    def rhs(u_fixed, k):
-        def f(t, y):
-            q, v, _ = y
-            u = u_at(t, k) if u_fixed is None else u_fixed
-            acc = accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
-            return (v, acc.qdd, acc.power), acc.status
-        return f
-    return rhs
-
-
-def _finisher(mech, params, stabilizer, solver):
-    def finish(t, y, y_new, s, status):
-        q, v, w = y_new
-        q, v, sp = stabilizer.post_step(mech, params, q, v, t, solver)
-        y_new = (q, v, w)
-        finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in y_new]))
-        frozen = (status & st.NONFINITE) > 0
-        keep = finite & ~frozen
-        y_out = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), y_new, y)
-        status = status | jnp.where(keep, s | sp, 0) | jnp.where(finite, 0, st.NONFINITE)
-        return y_out, status.astype(jnp.int32)
-    return finish
-
-
 def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabilizer, solver):
-    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)."""
-    rhs = _rhs(mech, params, u_at, solver, stabilizer)
-    finish = _finisher(mech, params, stabilizer, solver)
+    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)
+    of `jaxmbs.dynamics.step`, the physics step shared with the environments."""
 
     def one(carry, k):
         y, status = carry
         t = t0 + k * dt
         # (an array of controls is indexed by the step k: constant over the step)
-        y_new, s = integrator.step(rhs(None, k), t, y, dt)
-        return finish(t + dt, y, y_new, s, status), None
+        y, _, status = physics_step(mech, params, t, y, dt, lambda tt: u_at(tt, k),
+                                    integrator=integrator, stabilizer=stabilizer,
+                                    solver=solver, status=status)
+        return (y, status), None
 
     def chunk(carry, c):
         ks = c * save_every + jnp.arange(save_every)
@@ -253,8 +232,13 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         n_taken = jnp.asarray(n_steps, jnp.int32)
         n_rej = jnp.zeros((), jnp.int32)
     else:
-        rhs = _rhs(mech, params, u_at, solver, stabilizer)
-        finish = _finisher(mech, params, stabilizer, solver)
+        def term(kk):
+            return MechanismTerm(mech, params, lambda tt: u_at(tt, kk), solver, stabilizer)
+
+        def finish(t1, y, y_new, s, status):
+            return finish_step(mech, params, t1, y, y_new, s, status, stabilizer=stabilizer,
+                               solver=solver)
+
         t_save = t0 + dt * save_every * jnp.arange(1, n_save + 1, dtype=dtype)
         h0 = dt if integrator.h0 is None else integrator.h0
         buf0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n_save,) + a.shape, a.dtype), y0)
@@ -269,7 +253,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             h_eff = jnp.where(hit, remaining, h)
             h_eff = jnp.where(done, dt, h_eff)
             kk = jnp.floor((t - t0) / span * n_steps).astype(jnp.int32)
-            y_new, err, s = integrator.attempt(rhs(None, kk), t, y, h_eff)
+            y_new, err, s = integrator.attempt(term(kk), t, y, h_eff)
             accept = (err <= 1.0) & ~done
             t_new = jnp.where(hit, target, t + h_eff)
             y_acc, status_acc = finish(t_new, y, y_new, s, status)
@@ -505,15 +489,15 @@ def _simulate_batch_elementwise(mech, params, q0, v0, t_span, dt, params_axis, s
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
-    n = mech.n_coords
+    n, nv = mech.n_coords, mech.n_vel
     if state_axis is None:  # shared initial state: one row per member of the params batch
         batch = jax.tree_util.tree_leaves(params)[0].shape[0]
         q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
         v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
     elif state_axis != 0:
         raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
-    if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape:
-        raise ValueError(f"q0 and v0 must have shape (batch, {n}) for this mechanism "
+    if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape[:1] + (nv,):
+        raise ValueError(f"q0 and v0 must have shapes (batch, {n}) and (batch, {nv}) for this mechanism "
                          f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
     return _simulate_ew(mech, params, q0, v0, t_start, params_axis=params_axis, dt=dt,

@@ -68,6 +68,10 @@ class Projection:
 def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     """M-weighted projection of (q, v) onto the position and velocity constraint manifolds.
 
+    The position correction is computed in velocity space (dq of least kinetic-energy
+    norm with jac dq = -Phi) and applied with the node families' update q (+) dq (the
+    quaternion exponential map for spatial bodies).
+
     The position step uses the holonomic rows only; the velocity step all rows
     (nonholonomic rows A(q, t) v = b included).
 
@@ -83,7 +87,7 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
         tol = float(jnp.finfo(q.dtype).eps) ** 0.5
     if mech.n_constraints == 0:
         return q, v, status
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros_like(v)
     sparse = wants_sparse(solver, mech)
     # the position step uses the holonomic rows only (nonholonomic rows have no Phi)
     hol = mech.holonomic_rows if mech.nonholonomic_rows else None
@@ -92,7 +96,7 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
         M = mass_matrix(mech, params, q)
         jac, phi = (terms.jac, terms.phi) if hol is None else (terms.jac[hol], terms.phi[hol])
         dq, _, s = solver.solve(M, jac, zero, -phi)
-        q, status = q + dq, status | s
+        q, status = mech.retract(q, dq), status | s
     terms = constraint_terms(mech, params, q, v, t, sparse)
     M = mass_matrix(mech, params, q)
     dv, _, s = solver.solve(M, terms.jac, zero, -(terms.jac @ v + terms.phit))
