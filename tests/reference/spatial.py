@@ -92,6 +92,8 @@ def _rigid_body_rhs(I_body, torque_body):
 
 
 def _solve(rhs, t_end, y0, t_eval, method="DOP853", rtol=RTOL, atol=ATOL, dense=False):
+    if not np.isfinite(t_end) or t_end < 0:
+        raise ValueError(f"bad final time {t_end}")
     sol = solve_ivp(rhs, (0.0, float(t_end)), np.asarray(y0, dtype=float), method=method,
                     t_eval=t_eval, rtol=rtol, atol=atol, dense_output=dense)
     if not sol.success:
@@ -402,6 +404,48 @@ def bricard_coordinate():
     return "odd" if Q > 0 else "even"
 
 
+def bricard_generalised_mass(q, coord):
+    """m(q) = sum_k m |dv_c/dqdot|^2 + (dw/dqdot)^T I (dw/dqdot) [kg m^2] (T = 1/2 m(q) qdot^2)."""
+    th, dth, _ = bricard_angles(q, coord)
+    return sum(BR_BAR_M * (b["vc"] @ b["vc"]) + b["w"] @ b["I"] @ b["w"] for b in _bricard_bodies(th, dth))
+
+
+def bricard_swing_time(delta: float = 1e-5):
+    """Rest-to-rest time of the first swing by quadrature of the energy integral (no ODE).
+
+    Released at rest at q = 0, the mechanism reaches rest again at q1 with V(q1) = V(0)
+    (brentq; q1 = pi for this geometry) after
+        t1 = int_0^q1 sqrt(m(q) / (2 (V(0) - V(q)))) dq
+           = int_0^q1 sqrt(h(q)) / sqrt(q (q1 - q)) dq,   h = m q (q1 - q) / (2 (V0 - V)),
+    evaluated by QUADPACK's QAWS (algebraic end-point weight).  h is smooth but 0/0 at the ends;
+    within ``delta`` of an end it is extrapolated linearly from h(delta), h(2 delta) (error
+    ~delta^2 in h over a range of weight ~sqrt(delta): < 1e-12 s).
+    Returns (t1 [s], q1 [rad]).
+    """
+    coord = bricard_coordinate()
+    sgn = 1.0 if coord == "even" else -1.0
+    V = lambda q: bricard_generalised_force(sgn * q, coord)[1]  # noqa: E731
+    V0 = V(0.0)
+    q1 = brentq(lambda q: V(q) - V0, 0.5 * np.pi, 1.1 * np.pi, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+
+    def h_raw(q):
+        return bricard_generalised_mass(sgn * q, coord) * q * (q1 - q) / (2.0 * (V0 - V(q)))
+
+    ha = (h_raw(delta), h_raw(2 * delta))
+    hb = (h_raw(q1 - delta), h_raw(q1 - 2 * delta))
+
+    def h(q):
+        if q < delta:
+            return ha[0] + (ha[0] - ha[1]) * (delta - q) / delta
+        if q > q1 - delta:
+            return hb[0] + (hb[0] - hb[1]) * (q - (q1 - delta)) / delta
+        return h_raw(q)
+
+    t1 = quad(lambda q: np.sqrt(h(q)), 0.0, q1, weight="alg", wvar=(-0.5, -0.5), epsabs=1e-13, epsrel=1e-13,
+              limit=200)[0]
+    return t1, sgn * q1
+
+
 def bricard(t_eval, rtol: float = RTOL, atol: float = ATOL, method: str = "DOP853"):
     """Bricard's linkage released from rest at the t = 0 pose, g = 9.81 along -y.
 
@@ -648,3 +692,198 @@ def heavy_top(t_eval=None, rtol: float = RTOL, atol: float = ATOL, method: str =
     out.update(t=t_eval, theta=theta, phi=az - az[0], axis=axis, R=R, omega_body=w, energy=energy,
                theta_exact=np.arccos(top_u_exact(t_eval, cf)), sol=sol, nfev=sol.nfev)
     return out
+
+
+# ==========================================================================
+# 5. Double-wishbone front suspension kinematics (front left corner)
+# ==========================================================================
+DW_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
+                       "examples", "models", "double_wishbone.json")
+DW_POINTS = ("lower_arm_front", "lower_arm_rear", "lower_ball_joint", "upper_arm_front", "upper_arm_rear",
+             "upper_ball_joint", "tie_rod_inner", "tie_rod_outer", "wheel_centre", "spring_lower",
+             "spring_upper")
+
+
+def load_double_wishbone(path: str | None = None) -> dict:
+    """The suspension model dict of ``examples/models/double_wishbone.json``."""
+    with open(DW_PATH if path is None else path) as f:
+        return json.load(f)
+
+
+def _circle(p0, a, b):
+    """Centre c, radius r and in-plane unit vectors (e1, e2) of the circle swept by point
+    ``p0`` rotating about the line through ``a`` and ``b``; returns (c, r, e1, e2, axis)."""
+    k = (b - a) / np.linalg.norm(b - a)
+    c = a + ((p0 - a) @ k) * k
+    d = p0 - c
+    r = np.linalg.norm(d)
+    e1 = d / r
+    return c, r, e1, np.cross(k, e1), k
+
+
+def _solve_cos_sin(a, b, c, sign):
+    """Root x of a cos x + b sin x = c on the branch ``sign`` (x = atan2(b, a) + sign arccos)."""
+    rho2 = a * a + b * b
+    if c * c > rho2:
+        raise ValueError("closure impossible (link lengths cannot be met)")
+    x = np.arctan2(b, a) + sign * np.arctan2(np.sqrt(rho2 - c * c), c)
+    return float(np.remainder(x + np.pi, 2.0 * np.pi) - np.pi)
+
+
+def _rotation_between(u, v):
+    """Smallest rotation (3, 3) taking unit vector u to unit vector v."""
+    w = np.cross(u, v)
+    s = np.linalg.norm(w)
+    c = u @ v
+    if s < 1e-300:
+        return np.eye(3)
+    return axis_angle(w / s, np.arctan2(s, c))
+
+
+class _Wishbone:
+    """Precomputed geometry of one hardpoint set (design = the given points)."""
+
+    def __init__(self, points, spindle_axis):
+        P = {k: np.asarray(points[k], dtype=float) for k in DW_POINTS}
+        self.P = P
+        self.lo = _circle(P["lower_ball_joint"], P["lower_arm_front"], P["lower_arm_rear"])
+        self.up = _circle(P["upper_ball_joint"], P["upper_arm_front"], P["upper_arm_rear"])
+        self.kp = P["upper_ball_joint"] - P["lower_ball_joint"]
+        self.d_bj = np.linalg.norm(self.kp)
+        self.k0 = self.kp / self.d_bj
+        self.L_tr = np.linalg.norm(P["tie_rod_outer"] - P["tie_rod_inner"])
+        s = np.asarray(spindle_axis, dtype=float)
+        self.s0 = s / np.linalg.norm(s)
+        self.z0 = P["wheel_centre"][2]
+        # branches of the two closed-form circle intersections that pass through the design
+        self.sign_up = 1.0 if abs(self._upper(P["lower_ball_joint"], 1.0)) < abs(self._upper(P["lower_ball_joint"], -1.0)) else -1.0
+        kn = self._knuckle_terms(P["lower_ball_joint"], P["upper_ball_joint"])
+        self.sign_st = 1.0 if abs(_solve_cos_sin(*kn[:3], 1.0)) < abs(_solve_cos_sin(*kn[:3], -1.0)) else -1.0
+
+    def _upper(self, lbj, sign):
+        """Upper-arm angle putting the upper ball joint at |UBJ - LBJ| = d_bj."""
+        c, r, e1, e2, _ = self.up
+        dc = c - lbj
+        return _solve_cos_sin(2 * r * (e1 @ dc), 2 * r * (e2 @ dc), self.d_bj**2 - dc @ dc - r * r, sign)
+
+    def _knuckle_terms(self, lbj, ubj):
+        """Coefficients (a, b, c) of the tie-rod closure in the steer angle beta about the
+        kingpin, the kingpin unit vector k and the aligning rotation R_align."""
+        P = self.P
+        k = (ubj - lbj) / np.linalg.norm(ubj - lbj)
+        Ra = _rotation_between(self.k0, k)
+        w = Ra @ (P["tie_rod_outer"] - P["lower_ball_joint"])
+        wpar = (w @ k) * k
+        e1 = w - wpar
+        e2 = np.cross(k, e1)
+        # TRO(beta) = lbj + wpar + cos(beta) e1 + sin(beta) e2
+        d = lbj + wpar - P["tie_rod_inner"]
+        return 2 * (e1 @ d), 2 * (e2 @ d), self.L_tr**2 - d @ d - e1 @ e1, k, Ra
+
+    def pose(self, alpha):
+        """Suspension state at lower-arm angle ``alpha`` [rad] (0 at design)."""
+        P = self.P
+        c, r, e1, e2, _ = self.lo
+        lbj = c + r * (np.cos(alpha) * e1 + np.sin(alpha) * e2)
+        au = self._upper(lbj, self.sign_up)
+        cu, ru, f1, f2, _ = self.up
+        ubj = cu + ru * (np.cos(au) * f1 + np.sin(au) * f2)
+        a, b, cc, k, Ra = self._knuckle_terms(lbj, ubj)
+        beta = _solve_cos_sin(a, b, cc, self.sign_st)
+        R = axis_angle(k, beta) @ Ra  # knuckle rotation from its design orientation
+
+        def kn(p):
+            return lbj + R @ (p - P["lower_ball_joint"])
+
+        lo_axis = self.lo[4]
+        Rl = axis_angle(lo_axis, alpha)
+        spl = P["lower_arm_front"] + Rl @ (P["spring_lower"] - P["lower_arm_front"])
+        return dict(alpha=alpha, alpha_upper=au, beta=beta, R=R, lbj=lbj, ubj=ubj, tro=kn(P["tie_rod_outer"]),
+                    wc=kn(P["wheel_centre"]), spindle=R @ self.s0, spring_lower=spl,
+                    spring_length=np.linalg.norm(P["spring_upper"] - spl))
+
+    def alpha_for_travel(self, travel, guess=0.0):
+        """Lower-arm angle giving wheel-centre z = design z + travel (brentq, xtol 1e-15)."""
+        f = lambda al: self.pose(al)["wc"][2] - self.z0 - travel  # noqa: E731
+        # d(wc_z)/d(alpha) ~ lower-arm lever; bracket around the linear guess
+        h = 0.05
+        lo, hi = guess - h, guess + h
+        while f(lo) * f(hi) > 0:
+            lo, hi = lo - h, hi + h
+            if hi - lo > 2.0:
+                raise ValueError(f"travel {travel} m out of reach")
+        return brentq(f, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+
+
+def camber_toe(spindle):
+    """Camber and toe [rad] of a front-LEFT wheel from its unit spin axis (pointing outboard, +y).
+
+    camber = -arcsin(s_z): the angle between the wheel plane and the vertical, negative when
+    the top of the wheel leans toward the vehicle centre (spin axis tilted up outboard);
+    toe = atan2(s_x, s_y): positive (toe-in) when the front of the wheel points toward the
+    vehicle centre (-y), i.e. the heading s x z_hat = (s_y, -s_x, 0) has a negative y.
+    """
+    s = np.asarray(spindle, dtype=float)
+    s = s / np.linalg.norm(s, axis=-1, keepdims=True)
+    return -np.arcsin(s[..., 2]), np.arctan2(s[..., 0], s[..., 1])
+
+
+def double_wishbone(points=None, travel=0.0, spindle_axis=None) -> dict:
+    """Kinematics of the front-left double-wishbone corner versus wheel travel.
+
+    Minimal coordinates: the lower-arm angle alpha about its chassis axis (front -> rear
+    pivots) is found by brentq so that the wheel centre is ``travel`` above its design
+    height; the upper-arm angle follows in closed form from |UBJ - LBJ| = const (a circle /
+    sphere intersection, a cos x + b sin x = c); the knuckle is rotated by the smallest
+    rotation taking the design kingpin (LBJ -> UBJ) to the current one, then by the steer
+    angle beta about the kingpin, again in closed form from the tie-rod length
+    |TRO - TRI| = const (rack fixed).  Branches: those through the design pose.
+
+    Args:
+        points: mapping hardpoint name -> (3,) [m] (keys :data:`DW_POINTS`, vehicle axes
+            ISO 8855: x forward, y left, z up), or the whole model dict of the JSON file, or
+            None for the nominal file.  The given points ARE the design pose (travel 0):
+            link lengths are taken from them, so a perturbed set is a different mechanism.
+        travel: scalar or (n,) vertical wheel-centre displacements from design [m] (+ = bump).
+        spindle_axis: (3,) wheel spin axis at design (outboard); default: ``points
+            ['spindle_axis']`` if present, else the nominal file's.
+    Returns:
+        dict with (n,) arrays ``travel``, ``camber`` [rad] (negative = top of the wheel toward
+        the vehicle centre), ``toe`` [rad] (positive = toe-in), ``spring_length`` [m] (spring
+        upper mount to lower mount), ``lower_arm_angle``, ``upper_arm_angle``, ``steer_angle``
+        [rad] (knuckle about the kingpin, relative to design), and (n, 3) ``wheel_centre``,
+        ``lower_ball_joint``, ``upper_ball_joint``, ``tie_rod_outer``, ``spring_lower``,
+        ``spindle_axis``; ``knuckle_R`` (n, 3, 3) knuckle rotation from its design orientation.
+    """
+    if points is None:
+        points = load_double_wishbone()
+    if "hardpoints" in points:  # the whole model dict
+        model = points
+        points = model["hardpoints"]
+        if spindle_axis is None:
+            spindle_axis = model["spindle_axis"]
+    if spindle_axis is None:
+        spindle_axis = points.get("spindle_axis", None)
+    if spindle_axis is None:
+        spindle_axis = load_double_wishbone()["spindle_axis"]
+    wb = _Wishbone(points, spindle_axis)
+    travel = np.atleast_1d(np.asarray(travel, dtype=float))
+    states = []
+    order = np.argsort(np.abs(travel))  # continuation outward from the design
+    res = [None] * len(travel)
+    for i in order:
+        al = wb.alpha_for_travel(travel[i])
+        res[i] = wb.pose(al)
+    states = res
+    spin = np.array([s["spindle"] for s in states])
+    camber, toe = camber_toe(spin)
+    return dict(travel=travel, camber=camber, toe=toe, spring_length=np.array([s["spring_length"] for s in states]),
+                lower_arm_angle=np.array([s["alpha"] for s in states]),
+                upper_arm_angle=np.array([s["alpha_upper"] for s in states]),
+                steer_angle=np.array([s["beta"] for s in states]),
+                wheel_centre=np.array([s["wc"] for s in states]),
+                lower_ball_joint=np.array([s["lbj"] for s in states]),
+                upper_ball_joint=np.array([s["ubj"] for s in states]),
+                tie_rod_outer=np.array([s["tro"] for s in states]),
+                spring_lower=np.array([s["spring_lower"] for s in states]),
+                spindle_axis=spin, knuckle_R=np.array([s["R"] for s in states]))
