@@ -346,6 +346,7 @@ def _check_args(mech, params, q0, v0, t_span, dt, out_dir, chunk_steps, save_eve
             raise ValueError(f"unknown simulate option {k!r}; run_batch passes these on to "
                              f"simulate_batch: {', '.join(sorted(known))}")
     options = {**known, **options}
+    _check_options(options)
     ctrl = options["controls"]
     if ctrl is not None and not callable(ctrl):
         c = np.asarray(ctrl)
@@ -359,6 +360,37 @@ def _check_args(mech, params, q0, v0, t_span, dt, out_dir, chunk_steps, save_eve
             raise ValueError("controls array has non-finite entries; give finite controls")
         options["controls"] = jnp.asarray(c, dtype)
     return t0, t1, dt, n_total, n_total // chunk_steps, save_every, q0, v0, out_dir, options
+
+
+_OPTION_SHAPES = {  # simulate options that are objects: attributes every valid one has
+    "integrator": (("adaptive",), "jaxmbs.RK4(), SemiImplicitEuler(), Euler() or DormandPrince5()"),
+    "stabilizer": (("gamma", "post_step"), "jaxmbs.Projection(), Baumgarte(alpha) or NoStabilization()"),
+    "solver": (("solve",), "jaxmbs.SchurCholesky() or DenseLU()"),
+}
+
+
+def _check_options(options):
+    """Type checks of the known simulate options (their values are checked by simulate)."""
+    for k, (attrs, kinds) in _OPTION_SHAPES.items():
+        if k in options and not all(hasattr(options[k], a) for a in attrs):
+            raise ValueError(f"{k} must be one of {kinds}, got {options[k]!r}")
+    for k in ("drift_tol", "initial_tol"):
+        if k in options:
+            v = _number(k, options[k], f"give {k}, a finite number >= 0")
+            if v < 0:
+                raise ValueError(f"{k} must be >= 0, got {v}")
+    if "check_initial" in options and not isinstance(options["check_initial"], (bool, np.bool_)):
+        raise ValueError(f"check_initial must be True or False, got {options['check_initial']!r}")
+    ck = options.get("checkpoint", False)
+    if not isinstance(ck, (bool, np.bool_)) and not callable(ck):
+        raise ValueError(f"checkpoint must be True, False or a jax.checkpoint_policies policy, "
+                         f"got {ck!r}")
+    vec = options.get("vectorize", "auto")
+    if not isinstance(vec, str) or vec not in ("auto", "vmap", "elementwise"):
+        raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vec!r}")
+    ctrl = options.get("controls")
+    if ctrl is not None and not callable(ctrl) and isinstance(ctrl, (str, bytes)):
+        raise ValueError(f"controls must be None, a function u(t) or an array, got {ctrl!r}")
 
 
 # --- files ---------------------------------------------------------------------------------
@@ -435,6 +467,19 @@ def _missing(out_dir, n_chunks):
     present = [os.path.exists(os.path.join(out_dir, _chunk_name(k))) for k in range(n_chunks)]
     done = present.index(False) if False in present else n_chunks
     return done, [k for k in range(n_chunks) if not present[k]]
+
+
+@functools.partial(jax.jit, static_argnames=("mech", "dt", "chunk_steps", "save_every",
+                                             "params_axis", "mesh", "options"))
+def _chunk(params, q, v, t_start, controls, *, mech, dt, chunk_steps, save_every, params_axis,
+           mesh, options):
+    """One chunk of run_batch: chunk_steps steps from t_start (controls: this chunk's rows
+    of an array of controls, or None)."""
+    kw = dict(options)
+    if controls is not None:
+        kw["controls"] = controls
+    return simulate_batch(mech, params, q, v, (0.0, chunk_steps * dt), dt, params_axis=params_axis,
+                          save_every=save_every, t_offset=t_start, mesh=mesh, **kw)
 
 
 def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_every=None,
@@ -534,12 +579,13 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
         sl = slice(k * chunk_steps, (k + 1) * chunk_steps)
         return ctrl_arr[sl] if ctrl_arr.ndim == 2 else ctrl_arr[:, sl]
 
-    def one_chunk(p, qq, vv, tt0, cc):
-        extra = {} if ctrl_arr is None else {"controls": cc}
-        return simulate_batch(mech, p, qq, vv, (0.0, chunk_steps * dt), dt, params_axis=params_axis,
-                              save_every=save_every, t_offset=tt0, mesh=mesh, **options, **extra)
-
-    step = jax.jit(one_chunk)
+    static = dict(mech=mech, dt=dt, chunk_steps=chunk_steps, save_every=save_every,
+                  params_axis=params_axis, mesh=mesh, options=tuple(sorted(options.items())))
+    try:
+        hash(tuple(static.values()))
+        step = functools.partial(_chunk, **static)  # compiled once per process and setting
+    except TypeError:  # an unhashable option value: a program of this call's own
+        step = jax.jit(functools.partial(_chunk.__wrapped__, **static))
     start = time.time()
     for k in range(done, n_chunks):
         tk = t0 + k * chunk_steps * dt
