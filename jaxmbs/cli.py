@@ -6,7 +6,7 @@
                     [--out results.npz] [--plot fig.png] [--json]
 
 ``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
-REFERENCES.md Sec. 2 (Simeon's "crank" problem, rigid variant): the crank turns at a
+docs/reference_problems.md §2 (Simeon's "crank" problem, rigid variant): the crank turns at a
 constant 150 rad/s, imposed by a driving constraint, and for every member of a batch of
 mechanisms with perturbed link lengths (+-2 % uniform) and masses (+-5 % uniform) the
 motor torque over one revolution is computed by inverse dynamics. The whole batch is one
@@ -27,7 +27,7 @@ from collections import Counter
 
 __all__ = ["main", "demo", "slider_crank", "simulate_file"]
 
-# REFERENCES.md Sec. 2 (SI units)
+# docs/reference_problems.md §2 (SI units)
 L1, L2 = 0.15, 0.30  # crank and connecting-rod lengths, m
 M1, J1 = 0.36, 0.002727  # crank mass (kg) and inertia about the pivot (kg m^2)
 M2, J2 = 0.151104, 0.0045339259  # rod mass, inertia about the crank-pin end
@@ -36,7 +36,7 @@ OMEGA = 150.0  # crank speed, rad/s
 
 
 def slider_crank(omega=OMEGA):
-    """The driven slider-crank of REFERENCES.md Sec. 2 at crank angle 0; `Model.build()`.
+    """The driven slider-crank of docs/reference_problems.md §2 at crank angle 0; `Model.build()`.
 
     Bodies: 'crank' (reference point and CG at the pivot O = (0, 0); J1 is about the
     pivot; with g = 0 and a constant speed the crank's CG position does not change the
@@ -156,7 +156,7 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
     if not quiet:
         w = 26
         print("jaxmbs demo: Monte-Carlo inverse dynamics of the driven slider-crank "
-              "(REFERENCES.md Sec. 2)")
+              "(docs/reference_problems.md §2)")
         print(f"{'mechanisms':<{w}}{batch} (L1, L2 +-2 %, masses +-5 %, uniform; seed {seed})")
         print(f"{'analysis':<{w}}{points} time points over one revolution at {OMEGA:g} rad/s")
         print(f"{'peak |torque| p5/p50/p95':<{w}}{pct[0]:.3f} / {pct[1]:.3f} / {pct[2]:.3f} N m")
@@ -312,6 +312,8 @@ def _load_file(path):
         msg = " ".join(str(e).split())
         if isinstance(e, OSError) and e.strerror:
             msg = e.strerror
+        if msg.startswith(f"{path}: "):  # (load_model names the file itself)
+            msg = msg[len(f"{path}: "):]
         raise ValueError(f"model file {path}: {kind}{msg}") from None
 
 
