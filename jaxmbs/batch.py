@@ -321,6 +321,10 @@ def _check_args(mech, params, q0, v0, t_span, dt, out_dir, chunk_steps, save_eve
     batch = q_shape[0]
     if batch < 1:
         raise ValueError("q0 has no rows: give at least one member")
+    kinds = [np.asarray(x).dtype for x in (q0, v0) if not isinstance(x, jax.core.Tracer)
+             and isinstance(x, (np.ndarray, jax.Array, np.generic))]
+    if kinds and all(k.kind == "f" for k in kinds):
+        dtype = np.result_type(*kinds)  # a float32 state stays float32; ints become the default
     q0 = _state("q0", q0, (batch, mech.n_coords), dtype)
     v0 = _state("v0", v0, (batch, mech.n_coords), dtype)
     for path, leaf in jax.tree_util.tree_leaves_with_path(params):
