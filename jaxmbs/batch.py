@@ -603,6 +603,10 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
                       digest=np.asarray(digest), chunk=np.asarray(k))
         if not os.path.exists(meta_path):  # written once the first chunk has computed
             _atomic_write(meta_path, lambda f: f.write(json.dumps(meta, indent=1).encode()))
+        elif k == done and (_read_meta(out_dir) or {}).get("digest") != digest:
+            raise ValueError(f"{out_dir}: another run_batch call with other inputs wrote "
+                             f"{meta_path} while this one computed its first chunk; use a folder "
+                             "of its own for each run")
         _atomic_write(paths[k], lambda f: np.savez(f, **arrays))
         work0 = work[:, -1]
         if progress:

@@ -232,3 +232,24 @@ def test_input_digest():
     assert _digest(np.float64(1.0)) != _digest(np.float32(1.0))
     assert _digest({"a": 1, "b": 2}) == _digest({"b": 2, "a": 1})
     assert _digest(mb.RK4()) != _digest(mb.RK4(unroll=True)) != _digest(mb.Euler())
+
+
+def test_another_run_writing_the_folder_meanwhile_is_refused(tmp_path, monkeypatch):
+    """Two calls with different inputs started on one new folder: the one that finds, after
+    its first chunk, a run.json that is not its own writes nothing (no lock file: the
+    second digest check closes the window between the first check and the first write)."""
+    import jaxmbs.batch as batch
+
+    mech, params, q0, v0 = _batch()
+    out = str(tmp_path / "run")
+    real = batch._chunk
+
+    def meanwhile(*args, **kw):  # the other call finishes its first chunk first
+        with open(os.path.join(out, "run.json"), "w") as f:
+            json.dump({"t0": 0.0, "t1": 0.4, "dt": 1e-3, "chunk_steps": 100, "digest": "f" * 64}, f)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(batch, "_chunk", meanwhile)
+    with pytest.raises(ValueError, match="another run_batch call"):
+        mb.run_batch(mech, params, q0, v0, (0.0, 0.4), 1e-3, out, chunk_steps=100, progress=False)
+    assert sorted(os.listdir(out)) == ["run.json"]
