@@ -9,7 +9,7 @@
     options: --all-threads (let XLA use every core; default one thread, see below),
              --out FILE, --json FILE
 
-Problems (REFERENCES.md), each built from jaxmbs's own bodies, joints and forces:
+Problems (docs/reference_problems.md), each built from jaxmbs's own bodies, joints and forces:
 
 1. Andrews' squeezing mechanism (examples/andrews_squeezer.py) vs the Test Set's
    published q(0.03) and the independent reference tests/reference/andrews.py;

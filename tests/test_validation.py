@@ -1,4 +1,4 @@
-"""Validation against published benchmark problems (issue 4; REFERENCES.md).
+"""Validation against published benchmark problems (issue 4; docs/reference_problems.md).
 
 Every model is built with jaxmbs's own bodies, joints and forces (examples/*.py) and
 compared with the published values or with the independent NumPy/SciPy solutions in
@@ -188,7 +188,7 @@ def test_n_four_bar_n2_20s():
 
 # ---------------------------------------------------------------- pendulum (IFToMM A01)
 def pendulum_model():
-    """REFERENCES.md Sec. 3: 1 kg particle on a 1 m massless rod (distance constraint)."""
+    """docs/reference_problems.md §3: 1 kg particle on a 1 m massless rod (distance constraint)."""
     m = mb.Model(gravity=(0.0, -cf.G_EARTH))
     m.add_particle("bob", mass=cf.PENDULUM_MASS, position=(cf.PENDULUM_L, 0.0))
     m.add_distance("rod", "ground", "bob", at_i=(0.0, 0.0), length=cf.PENDULUM_L)
