@@ -72,14 +72,14 @@ def run(t1=10.0, dt=1e-3):
     return mech, params, rep, traj
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description="Bricard's overconstrained linkage: redundant "
                                  "constraint handled, P3 trajectory, energy drift.")
     ap.add_argument("--t1", type=float, default=10.0, help="final time, s (default 10)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     ap.add_argument("--plot", metavar="PATH", help="write a PNG of P3(t) (needs matplotlib)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     mech, params, rep, traj = run(args.t1, args.dt)
     t = np.asarray(traj.t)
     pts = p3(mech, np.asarray(traj.q))

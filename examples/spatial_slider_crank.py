@@ -94,14 +94,14 @@ def run(t1=5.0, dt=1e-3):
     return mech, params, traj, wall
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description="Free spatial slider-crank (IFToMM) in 3D "
                                  "redundant coordinates: crank angle, slider motion, energy.")
     ap.add_argument("--t1", type=float, default=5.0, help="final time, s (default 5)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     ap.add_argument("--plot", metavar="PATH", help="write a PNG of the motion (needs matplotlib)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     mech, params, traj, wall = run(args.t1, args.dt)
     t = np.asarray(traj.t)
     q, v = np.asarray(traj.q), np.asarray(traj.v)

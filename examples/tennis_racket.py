@@ -10,7 +10,7 @@ which omega_y changes sign (found between samples by cubic Hermite interpolation
 omega_y' from Euler's equations), the relative drift of the kinetic energy and of the
 angular momentum in global axes, max |L(t) - L(0)| / |L(0)|.
 
-    python examples/tennis_racket.py [--t1 5] [--dt 1e-3] [--json] [--plot racket.png]
+    python examples/tennis_racket.py [--t1 10] [--dt 1e-3] [--json] [--plot racket.png]
 """
 from __future__ import annotations
 
@@ -70,14 +70,14 @@ def run(t1=5.0, dt=1e-3):
     return mech, traj, t, w, L
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description="Tennis racket theorem: a free body spun about "
                                  "its intermediate axis flips; flip times and drifts.")
-    ap.add_argument("--t1", type=float, default=5.0, help="final time, s (default 5)")
+    ap.add_argument("--t1", type=float, default=10.0, help="final time, s (default 10: four flips)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     ap.add_argument("--plot", metavar="PATH", help="write a PNG of omega(t) (needs matplotlib)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     mech, traj, t, w, L = run(args.t1, args.dt)
     times = [tt for tt in REPORT_TIMES if tt <= args.t1 + 1e-12]
     idx = [int(np.argmin(np.abs(t - tt))) for tt in times]

@@ -81,14 +81,14 @@ def run(t1=2.0, dt=2.5e-4):
     return mech, traj
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description="Heavy symmetric top on a ball joint: nutation "
                                  "bounds and period, precession, energy drift.")
     ap.add_argument("--t1", type=float, default=2.0, help="final time, s (default 2)")
     ap.add_argument("--dt", type=float, default=2.5e-4, help="RK4 step, s (default 2.5e-4)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     ap.add_argument("--plot", metavar="PATH", help="write a PNG of theta(t) (needs matplotlib)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     mech, traj = run(args.t1, args.dt)
     t, q = np.asarray(traj.t), np.asarray(traj.q)
     theta, prec = axis_angles(q)

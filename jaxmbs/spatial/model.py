@@ -572,6 +572,27 @@ class SpatialModel(BuilderBase):
         self._add_joint(name, "driver", bi, bj, [part], driver=True)
         return name
 
+    @recorded
+    def drive_point(self, name, body, profile, at=None, point=None, axis=(0.0, 0.0, 1.0)) -> str:
+        """Prescribe the displacement of a body point along a fixed global axis from its
+        initial position, f(t) in m (1 equation): axis . (P(t) - P(0)) = f(t), e.g. the
+        vertical wheel travel of a suspension. at / point: the point (global initial /
+        body coordinates). Effort: the force (N) applied to the body along the axis."""
+        owner = f"driver {name!r}"
+        self._frame(body, owner)
+        if body == GROUND:
+            raise ValueError(f"{owner}: the ground cannot be driven")
+        s = self._local(body, owner, at, point, "")
+        a = _unit3(axis, f"{owner}: axis")
+        profile = prof.as_profile(profile)
+        c0 = float(a @ self._global_point(body, s))
+        profile = profile._replace(coef=(profile.coef[0] + c0,) + tuple(profile.coef[1:]))
+        self._new_name(name, "driver")
+        part = self._add_inst("dot2", GROUND, body, name, a_i=a, point_i=np.zeros(3),
+                              point_j=s, profile=profile)
+        self._add_joint(name, "driver", GROUND, body, [part], driver=True)
+        return name
+
     # ------------------------------------------------------- rolling (nonholonomic)
     @recorded
     def add_rolling_disc(self, name, disc, radius, axle=None, center=None, axle_local=None,
