@@ -198,7 +198,8 @@ def _fold(ctx, prim, elems, params, out_dtype):
 # rounds always, giving the reduced angle as a double-double) and its minimax polynomials
 # __kernel_sin / __kernel_cos on [-pi/4, pi/4]. Measured against NumPy: within 1 ulp of
 # the correctly rounded value for |x| <= _SINCOS_MAX, also next to multiples of pi/2
-# (tests/test_elementwise.py); larger or non-finite angles take lax.sin / lax.cos.
+# (tests/test_elementwise.py); larger finite angles take lax.sin / lax.cos, element by
+# element (issue 21: one NaN member used to switch the whole batch to lax.sin).
 _SINCOS_MAX = 1e6
 _INV_PIO2 = 6.36619772367581382433e-01
 _PIO2 = ((1.57079632673412561417e+00, 6.07710050650619224932e-11),  # (piece, tail) x 3
@@ -241,10 +242,19 @@ def _sincos_poly(x):
 
 
 def _sincos(x):
-    """(sin x, cos x) of a float64 batch vector: the polynomial when every entry is
-    within _SINCOS_MAX rad, else lax.sin / lax.cos (one batch-wide test)."""
-    ok = jnp.all(jnp.abs(x) <= _SINCOS_MAX)
-    return tuple(lax.cond(ok, _sincos_poly, lambda y: (lax.sin(y), lax.cos(y)), x))
+    """(sin x, cos x) of a float64 batch vector, decided per element: the polynomial,
+    except for finite entries above _SINCOS_MAX rad, which take lax.sin / lax.cos (their
+    argument reduction is exact beyond 2**20 pi/2). A non-finite entry gives NaN either
+    way (the polynomial's reduction makes inf - inf), so a NaN member of a batch changes
+    neither the other members' results nor the cost; the lax functions run only when some
+    entry is that large (a batch-wide test, then a per-element choice)."""
+    s, c = _sincos_poly(x)
+    big = (jnp.abs(x) > _SINCOS_MAX) & jnp.isfinite(x)
+
+    def exact(sc):
+        return jnp.where(big, lax.sin(x), sc[0]), jnp.where(big, lax.cos(x), sc[1])
+
+    return tuple(lax.cond(jnp.any(big), exact, lambda sc: tuple(sc), (s, c)))
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:
