@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import NamedTuple
 
 import jax
@@ -288,9 +289,26 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
                         status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej)
 
 
-EW_MAX_COORDS = 12  # auto: element-wise vectorisation up to this many coordinates (see simulate_batch)
+# ============================================================================ batch paths
+# (issue 16: simulate_batch, batch_vectorization and the helpers below, down to the end of
+# the file, are the batch layer; the single-member functions above are shared with it.)
+EW_MAX_COORDS = 12  # auto: element-wise vectorisation up to this many coordinates (a cost
+# choice, not a limit of the path: vectorize="elementwise" takes any size up to MAX_OPS)
 EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, element-wise over
 # vmap throughput, 2-core CPU: 0.33x at batch 1, 2.3x at 16, 4.6x at 64; slider-crank 0.56x, 2.1x, 4.7x)
+
+_WARNED: set = set()  # fallback reasons already warned about (once per process each)
+_EW_REFUSED: dict = {}  # (mech, options) -> why the element-wise program could not be written
+
+
+def _warn_fallback(reason: str):
+    if reason not in _WARNED:
+        _WARNED.add(reason)
+        warnings.warn(
+            f"jaxmbs.simulate_batch(vectorize='auto'): this mechanism qualifies for the "
+            f"element-wise CPU path, but {reason}; it runs on the jax.vmap path instead, "
+            "where throughput is several times lower (BENCHMARKS.md). This warning is shown "
+            "once per reason.", RuntimeWarning, stacklevel=4)
 
 
 def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0,
@@ -298,19 +316,28 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     """`simulate` vmapped over a batch: params leaves with a leading batch axis
     (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
     None if shared). t_offset: optional (traced) start time added to t_span, so that runs
-    of equal length starting at different times share one compilation.
+    of equal length starting at different times share one compilation. controls (in
+    kwargs): None, a function u(t), an array (n_steps, n_controls) shared by the batch or
+    (batch, n_steps, n_controls).
+
+    Compiled once per mechanism topology, argument shapes and options (a jitted entry
+    point: a second call with new values only runs), with or without `mesh`. A `controls`
+    function is part of the options: pass the same function object to reuse the program.
 
     vectorize: how the batch is vectorised; the results agree to round-off.
       "vmap": `jax.vmap` of `simulate` (batch-major arrays).
-      "elementwise": `jaxmbs.elementwise_vmap` of the fixed-step loop: every scalar of the
+      "elementwise": `jaxmbs.elementwise_vmap` of one fixed step: every scalar of the
         mechanism becomes a contiguous batch vector, structural zeros are folded away.
-        Fixed-step integrators only, controls None or a function of t; 3-10x the vmap
-        throughput for small mechanisms on CPU (BENCHMARKS.md), but the program grows with
-        the number of scalar operations, so it suits mechanisms of a few bodies.
+        Fixed-step integrators only; 3-10x the vmap throughput for small mechanisms on
+        CPU (BENCHMARKS.md), but the program grows with the number of scalar operations
+        (refused above `jaxmbs.elementwise.MAX_OPS`). Raises NotImplementedError where
+        it cannot be written out (see `jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend when it applies, the mechanism has
         at most EW_MAX_COORDS coordinates and takes the dense saddle solve, and the batch has
         at least EW_MIN_BATCH members (per device when sharded); else "vmap"
-        (`batch_vectorization` says which).
+        (`batch_vectorization` says which). When a mechanism qualifies but the element-wise
+        program cannot be written (this jax's jaxprs cannot be read, MAX_OPS, a primitive
+        it cannot write out), auto runs vmap and warns once, naming the reason.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
       is split over its devices with `jax.shard_map`, each device simulating its slice
       (padded with copies of the last member up to a multiple of the device count; the
@@ -323,40 +350,65 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     if vectorize not in ("auto", "vmap", "elementwise"):
         raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vectorize!r}")
     if mesh is not None:
-        return _simulate_batch_sharded(mech, params, q0, v0, t_span, dt, mesh, params_axis,
-                                       state_axis, t_offset, vectorize, kwargs)
-    if vectorize != "vmap":
-        why = _elementwise_unsupported(mech, kwargs, params_axis, state_axis)
-        if vectorize == "elementwise" and why:
-            raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
-                             "use vectorize='vmap'")
-        if vectorize == "auto" and not why:
-            if batch_vectorization(mech, _batch_size(params, q0, params_axis, state_axis),
-                                   **kwargs) != "elementwise":
-                why = "auto"
-        if not why:
-            try:
-                return _elementwise_with_vmap_derivatives(mech, params, q0, v0, t_span, dt,
-                                                          params_axis, state_axis, t_offset, kwargs)
-            except NotImplementedError:
-                if vectorize == "elementwise":
-                    raise
-    return _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
-                                t_offset, kwargs)
+        from jax.sharding import Mesh
+        if not isinstance(mesh, Mesh) or len(mesh.axis_names) != 1:
+            raise ValueError(f"mesh must be a jax.sharding.Mesh with one axis "
+                             f"(jaxmbs.batch_mesh()), got {mesh!r}")
+    if state_axis not in (0, None):
+        raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
+    t_span = (float(t_span[0]), float(t_span[1]))
+    dt = float(dt)
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    kwargs = dict(kwargs)
+    controls = kwargs.pop("controls", None)
+    ctrl_fn = controls if callable(controls) else None
+    ctrl_arr = None if controls is None or callable(controls) else jnp.asarray(controls)
+    _time_grid(t_span, dt, kwargs.get("save_every", 1))  # (argument errors before tracing)
+    paxes = tuple(jax.tree_util.tree_leaves(_axes_tree(params_axis, params),
+                                            is_leaf=lambda a: a is None))
+    why = _elementwise_unsupported(mech, kwargs, params_axis, state_axis)
+    if vectorize == "elementwise" and why:
+        raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
+                         "use vectorize='vmap'")
+    return _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span,
+                               dt=dt, paxes=paxes, state_axis=state_axis, vectorize=vectorize,
+                               mesh=mesh, ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
 
 
 def batch_vectorization(mech, batch: int, *, mesh=None, **kwargs) -> str:
-    """The vectorisation `simulate_batch(..., vectorize="auto", mesh=mesh, **kwargs)` picks
-    for `batch` members: "elementwise" or "vmap" (the element-wise path can still fall
-    back to vmap when its program cannot be written out, see `simulate_batch`)."""
+    """The vectorisation `simulate_batch(..., vectorize="auto", mesh=mesh, **kwargs)` takes
+    for `batch` members: "elementwise" or "vmap". "vmap" also where the mechanism would
+    qualify but this jax cannot run the element-wise path
+    (`jaxmbs.experimental.elementwise.support()`), or where its program was already found
+    not to be writable (MAX_OPS, a primitive it cannot write out)."""
+    path, _ = _auto_choice(mech, batch, mesh, kwargs)
+    return path
+
+
+def _auto_choice(mech, batch, mesh, kwargs):
+    """("elementwise" | "vmap", why not element-wise; '' when the mechanism does not
+    qualify, so that falling back needs no warning)."""
     if _elementwise_unsupported(mech, kwargs, 0, 0):
-        return "vmap"
+        return "vmap", ""
     if mesh is not None:
         batch = -(-batch // mesh.devices.size)
     if (mech.n_coords > EW_MAX_COORDS or jax.default_backend() != "cpu" or batch < EW_MIN_BATCH
             or wants_sparse(kwargs.get("solver", SchurCholesky()), mech)):
-        return "vmap"
-    return "elementwise"
+        return "vmap", ""
+    from .experimental.elementwise import support
+    why = support() or _EW_REFUSED.get(_refusal_key(mech, kwargs), "")
+    return ("vmap", why) if why else ("elementwise", "")
+
+
+def _refusal_key(mech, kwargs):
+    """(a hashable key of the options that shape the element-wise program, or None)"""
+    key = (mech, kwargs.get("integrator", RK4()), kwargs.get("stabilizer", Projection()),
+           kwargs.get("solver", SchurCholesky()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _batch_size(params, q0, params_axis, state_axis) -> int:
@@ -378,22 +430,82 @@ def _axes_tree(axis, params):
                                   axis, params, is_leaf=lambda a: a is None or isinstance(a, int))
 
 
-def _simulate_batch_sharded(mech, params, q0, v0, t_span, dt, mesh, params_axis, state_axis,
-                            t_offset, vectorize, kwargs):
+@functools.partial(jax.jit, static_argnames=("mech", "t_span", "dt", "paxes", "state_axis",
+                                             "vectorize", "mesh", "ctrl_fn", "options"))
+def _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span, dt, paxes,
+                        state_axis, vectorize, mesh, ctrl_fn, options):
+    """simulate_batch's one compiled program per (topology, shapes, options)."""
+    params_axis = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
+    kwargs = dict(options)
+    if ctrl_fn is not None:
+        kwargs["controls"] = ctrl_fn
+    if mesh is not None:
+        return _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh,
+                                       params_axis, state_axis, t_offset, vectorize, kwargs)
+    return _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
+                                 state_axis, t_offset, vectorize, kwargs)
+
+
+def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
+                          t_offset, vectorize, kwargs):
+    """One device's batch (traced inside _simulate_batch_jit, or inside shard_map)."""
+    if vectorize != "vmap" and not _elementwise_unsupported(mech, kwargs, params_axis, state_axis):
+        batch = _batch_size(params, q0, params_axis, state_axis)
+        if vectorize == "auto":
+            path, why = _auto_choice(mech, batch, None, kwargs)  # (batch: this device's)
+            if why:
+                _warn_fallback(why)
+        else:
+            path, why = "elementwise", ""
+        if path == "elementwise":
+            from .experimental.elementwise import support
+            why = support()
+            if why and vectorize == "elementwise":
+                raise NotImplementedError(why)
+            try:
+                if not why:
+                    return _elementwise_with_vmap_derivatives(
+                        mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
+                        t_offset, kwargs)
+            except NotImplementedError as e:
+                if vectorize == "elementwise":
+                    raise
+                why = f"its element-wise program cannot be written ({e})"
+                key = _refusal_key(mech, kwargs)
+                if key is not None:
+                    _EW_REFUSED[key] = why
+            if why:
+                _warn_fallback(why)
+    return _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
+                                state_axis, t_offset, kwargs)
+
+
+def _shard_map(f, mesh, in_specs, out_specs):
+    """jax.shard_map without the replication check (the element-wise interpreter combines
+    per-device and replicated values in ways the check does not follow; every output is
+    per-device). jax < 0.6 has it as jax.experimental.shard_map.shard_map(check_rep=)."""
+    if hasattr(jax, "shard_map"):
+        try:
+            return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                                 check_vma=False)
+        except TypeError:  # pragma: no cover (jax 0.6.0: check_rep)
+            return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                                 check_rep=False)
+    from jax.experimental.shard_map import shard_map  # pragma: no cover
+    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
+
+
+def _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh, params_axis,
+                            state_axis, t_offset, vectorize, kwargs):
     """simulate_batch split over a 1-D mesh with shard_map (batch padded to a multiple of
     the device count with copies of the last member)."""
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import PartitionSpec as P
 
-    if not isinstance(mesh, Mesh) or len(mesh.axis_names) != 1:
-        raise ValueError(f"mesh must be a jax.sharding.Mesh with one axis (jaxmbs.batch_mesh()), "
-                         f"got {mesh!r}")
     (name,) = mesh.axis_names
     n_dev = mesh.devices.size
     batch = _batch_size(params, q0, params_axis, state_axis)
     pad = -batch % n_dev
-    kwargs = dict(kwargs)
-    controls = kwargs.pop("controls", None)
-    ctrl_batched = controls is not None and not callable(controls) and jnp.ndim(controls) != 2
+    ctrl_batched = ctrl_arr is not None and jnp.ndim(ctrl_arr) != 2
 
     def padded(x):
         x = jnp.asarray(x)
@@ -409,139 +521,150 @@ def _simulate_batch_sharded(mech, params, q0, v0, t_span, dt, mesh, params_axis,
         q0, v0 = padded(q0), padded(v0)
     args = [params, jnp.asarray(q0), jnp.asarray(v0)]
     specs = [pspec, sspec, sspec]
-    if ctrl_batched:
-        args.append(padded(controls))
-        specs.append(P(name))
+    if ctrl_arr is not None:
+        args.append(padded(ctrl_arr) if ctrl_batched else ctrl_arr)
+        specs.append(P(name) if ctrl_batched else P())
     if t_offset is not None:
         args.append(jnp.asarray(t_offset))
         specs.append(P())
 
     def local(p, q, v, *rest):
         rest = list(rest)
-        c = rest.pop(0) if ctrl_batched else controls
+        c = rest.pop(0) if ctrl_arr is not None else None
         to = rest.pop(0) if t_offset is not None else None
-        return simulate_batch(mech, p, q, v, t_span, dt, params_axis=params_axis,
-                              state_axis=state_axis, t_offset=to, vectorize=vectorize,
-                              controls=c, **kwargs)
+        return _simulate_batch_local(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
+                                     to, vectorize, kwargs)
 
-    # check_vma=False: the element-wise interpreter combines per-device and replicated values
-    # in ways the varying-axes type check does not follow; every output is per-device.
-    out = jax.shard_map(local, mesh=mesh, in_specs=tuple(specs), out_specs=P(name),
-                        check_vma=False)(*args)
+    out = _shard_map(local, mesh, tuple(specs), P(name))(*args)
     return out if pad == 0 else jax.tree_util.tree_map(lambda x: x[:batch], out)
 
 
-def _simulate_batch_vmap(mech, params, q0, v0, t_span, dt, params_axis, state_axis, t_offset,
-                         kwargs):
+def _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
+                         t_offset, kwargs):
     kwargs = dict(kwargs)
-    controls = kwargs.pop("controls", None)
-    ctrl_axis = None if controls is None or callable(controls) or jnp.ndim(controls) == 2 else 0
-    fn = lambda p, q, v, c, t_off: simulate(mech, p, q, v, t_span, dt, t_offset=t_off,
-                                            controls=c if c is not None else controls, **kwargs)
-    if ctrl_axis is None:
-        return jax.vmap(lambda p, q, v: fn(p, q, v, None, t_offset),
+    ctrl_fn = kwargs.pop("controls", None)
+    fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt, t_offset=t_offset,
+                                     controls=c if c is not None else ctrl_fn, **kwargs)
+    if ctrl_arr is None or jnp.ndim(ctrl_arr) == 2:
+        return jax.vmap(lambda p, q, v: fn(p, q, v, ctrl_arr),
                         in_axes=(params_axis, state_axis, state_axis))(params, q0, v0)
-    return jax.vmap(lambda p, q, v, c: fn(p, q, v, c, t_offset),
-                    in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, controls)
+    return jax.vmap(fn, in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, ctrl_arr)
 
 
-def _elementwise_with_vmap_derivatives(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
-                                       t_offset, kwargs):
+def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
+                                       state_axis, t_offset, kwargs):
     """The element-wise batch path for values; derivatives (jvp, and grad through it) are
     those of the vmap path, which computes the same function: the reverse-mode program of
     the written-out loop made XLA:CPU's compiler overflow its stack (double pendulum), and
     the vmap path's derivatives use the implicit (custom_linear_solve) saddle solves."""
     t_off = jnp.zeros(()) if t_offset is None else t_offset
 
-    def ew(p, q, v, to):
-        return _simulate_batch_elementwise(mech, p, q, v, t_span, dt, params_axis, state_axis,
+    def ew(p, q, v, c, to):
+        return _simulate_batch_elementwise(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
                                            None if t_offset is None else to, **kwargs)
 
-    def vm(p, q, v, to):
-        return _simulate_batch_vmap(mech, p, q, v, t_span, dt, params_axis, state_axis,
+    def vm(p, q, v, c, to):
+        return _simulate_batch_vmap(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
                                     None if t_offset is None else to, kwargs)
 
     f = jax.custom_jvp(ew)
     f.defjvp(lambda primals, tangents: jax.jvp(vm, primals, tangents))
-    # trace the element-wise program now, so that NotImplementedError reaches the caller
-    jax.eval_shape(ew, params, q0, v0, t_off)
-    return f(params, q0, v0, t_off)
+    # (called under jit, custom_jvp traces `ew` here: NotImplementedError reaches the caller)
+    return f(params, q0, v0, ctrl_arr, t_off)
 
 
 def _elementwise_unsupported(mech, kwargs, params_axis, state_axis) -> str:
     """'' if the element-wise batch path applies to these simulate options, else why not."""
     integrator = kwargs.get("integrator", RK4())
-    controls = kwargs.get("controls", None)
     if integrator.adaptive:
         return "adaptive integrators need vmap"
     if params_axis is None and state_axis is None:
         return "nothing is batched"
-    if controls is not None and not callable(controls):
-        return "an array of controls needs vmap"
     return ""
 
 
-def _simulate_batch_elementwise(mech, params, q0, v0, t_span, dt, params_axis, state_axis,
-                                t_offset, *,
-                                integrator=RK4(), stabilizer=Projection(), solver=SchurCholesky(),
-                                controls=None, save_every=1, drift_tol=1e-6, check_initial=True,
+def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
+                                state_axis, t_offset, *, integrator=RK4(),
+                                stabilizer=Projection(), solver=SchurCholesky(), controls=None,
+                                save_every=1, drift_tol=1e-6, check_initial=True,
                                 initial_tol=1e-6, checkpoint=False):
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     n, nv = mech.n_coords, mech.n_vel
+    batch = _batch_size(params, q0, params_axis, state_axis)
     if state_axis is None:  # shared initial state: one row per member of the params batch
-        batch = jax.tree_util.tree_leaves(params)[0].shape[0]
         q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
         v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
-    elif state_axis != 0:
-        raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
     if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape[:1] + (nv,):
         raise ValueError(f"q0 and v0 must have shapes (batch, {n}) and (batch, {nv}) for this mechanism "
                          f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
+    if ctrl_arr is not None:
+        ctrl_arr = jnp.asarray(ctrl_arr, q0.dtype)
+        want = (n_steps, mech.n_controls)
+        if ctrl_arr.shape[-2:] != want or ctrl_arr.ndim not in (2, 3) or (
+                ctrl_arr.ndim == 3 and ctrl_arr.shape[0] != batch):
+            raise ValueError(f"controls array must have shape (n_steps, n_controls) = {want} or "
+                             f"(batch, n_steps, n_controls), got {ctrl_arr.shape}")
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
-    return _simulate_ew(mech, params, q0, v0, t_start, params_axis=params_axis, dt=dt,
+    return _simulate_ew(mech, params, q0, v0, ctrl_arr, t_start, params_axis=params_axis, dt=dt,
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
                         drift_tol=drift_tol, checkpoint=checkpoint)
 
 
-@functools.partial(jax.jit, static_argnames=("params_axis", "dt", "n_steps", "save_every",
-                                             "integrator", "stabilizer", "solver", "ctrl_fn",
-                                             "drift_tol", "checkpoint"))
-def _simulate_ew(mech, params, q0, v0, t0, *, params_axis, dt, n_steps, save_every, integrator,
-                 stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
-    from .elementwise import elementwise_vmap
+def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
+                 integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+    """The element-wise batch loop: the batch's state is kept batch-last, (n, batch); each
+    step is one element-wise program (`elementwise_vmap` of one member's fixed step), run
+    in a scan over the steps of a save interval, itself in a scan over the intervals.
+    Diagnostics at the save points come from the vmap path's `_diagnostics`."""
+    from .experimental.elementwise import elementwise_vmap
 
     dtype = q0.dtype
     batch = q0.shape[0]
+    nu = mech.n_controls
     n_save = n_steps // save_every
+    ctrl_axis = None if ctrl_arr is None or ctrl_arr.ndim == 2 else -1
 
-    def member_chunk(p, q, v, w, status, c, t_start):
-        u_at = _controls_fn(ctrl_fn, None, n_steps, mech.n_controls, dtype)
-        chunk = _fixed_chunk(mech, p, t_start, u_at, dt=dt, save_every=save_every,
+    def member_step(p, q, v, w, status, k, u, t_start):
+        # one fixed step of one member: _fixed_chunk's save interval of length 1 at step k
+        if u is not None:
+            u_at = lambda t, kk: u  # (the controls row of step k, held over the step)
+        else:
+            u_at = _controls_fn(ctrl_fn, None, n_steps, nu, dtype)
+        chunk = _fixed_chunk(mech, p, t_start, u_at, dt=dt, save_every=1,
                              integrator=integrator, stabilizer=stabilizer, solver=solver)
-        ((q, v, w), status), _ = chunk(((q, v, w), status), c)
+        ((q, v, w), status), _ = chunk(((q, v, w), status), k)
         return q, v, w, status
 
-    ew_chunk = elementwise_vmap(member_chunk, in_axes=(params_axis, -1, -1, -1, -1, None, None),
-                                out_axes=-1)
+    ew_step = elementwise_vmap(member_step, out_axes=-1,
+                               in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None))
+    # controls rows per step: (n_steps, nu) shared, or (n_steps, nu, batch)
+    rows = (None if ctrl_arr is None else ctrl_arr if ctrl_arr.ndim == 2
+            else jnp.moveaxis(ctrl_arr, 0, -1))
 
-    def outer(carry, c):
-        carry = ew_chunk(params, *carry, c, t0)
+    def step(carry, k):
+        u = None if rows is None else rows[k]
+        return ew_step(params, *carry, k, u, t0), None
+
+    def interval(carry, c):
+        carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))
         return carry, carry[:3]
 
     if checkpoint is not False:
-        outer = jax.checkpoint(outer, policy=None if checkpoint is True else checkpoint)
+        interval = jax.checkpoint(interval, policy=None if checkpoint is True else checkpoint)
     carry0 = (q0.T, v0.T, jnp.zeros((batch,), dtype), jnp.zeros((batch,), jnp.int32))
-    (_, _, _, status), (qs, vs, ws) = jax.lax.scan(outer, carry0, jnp.arange(n_save))
+    (_, _, _, status), (qs, vs, ws) = jax.lax.scan(interval, carry0, jnp.arange(n_save))
     ys = (jnp.moveaxis(qs, -1, 0), jnp.moveaxis(vs, -1, 0), jnp.moveaxis(ws, -1, 0))
-    u_at = _controls_fn(ctrl_fn, None, n_steps, mech.n_controls, dtype)
 
-    def diag(p, q0m, v0m, ysm, s):
+    def diag(p, q0m, v0m, ysm, s, c):
+        u_at = _controls_fn(ctrl_fn, c, n_steps, nu, dtype)
         return _diagnostics(mech, p, q0m, v0m, ysm, t0, u_at, dt=dt, n_save=n_save,
                             save_every=save_every, solver=solver, stabilizer=stabilizer,
                             status=s, drift_tol=drift_tol,
                             n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32))
 
-    return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0))(params, q0, v0, ys, status)
+    c_axis = None if ctrl_axis is None else 0
+    return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0, c_axis))(params, q0, v0, ys, status,
+                                                                     ctrl_arr)

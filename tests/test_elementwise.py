@@ -8,21 +8,18 @@ import pytest
 import importlib
 
 import jaxmbs as mb
-from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
+from mechanisms import double_pendulum, four_bar, slider_crank
 
 S = importlib.import_module("jaxmbs.simulate")  # (the module, not the function)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _interpreter_supports_this_jax():
-    """The interpreter reads jaxpr parameters (scan's num_consts / num_carry), which jax 0.11
-    changed: there the element-wise path raises NotImplementedError (auto falls back to
-    vmap) and these comparisons are skipped, visibly."""
-    f = lambda x: jax.lax.scan(lambda c, k: (c * x + k, None), x, jnp.arange(3.0))[0]
-    try:
-        mb.elementwise_vmap(f)(jnp.ones((2, 2)))
-    except NotImplementedError as e:
-        pytest.skip(f"elementwise_vmap does not support jax {jax.__version__} yet: {e}")
+def test_this_jax_is_supported():
+    """The element-wise path reads JAX-internal jaxpr layouts (jaxmbs/experimental/
+    elementwise/_jaxpr.py). On a jax release that changed one of them this test fails with
+    the reason (as do the comparisons below); it never skips."""
+    from jaxmbs.experimental.elementwise import support
+    assert support() == "", support()
+    assert mb.batch_vectorization(double_pendulum()[0], S.EW_MIN_BATCH) == "elementwise"
 
 
 def _mixed(p, x):
@@ -111,24 +108,83 @@ def test_simulate_batch_elementwise_matches_vmap(build, stab):
     _compare(ew, vm, 1e-9, 1e-11)  # (status included: equal flags)
 
 
-def test_large_program_is_refused_and_auto_falls_back():
-    """kitchen_sink (every joint family, 20 rows): its written-out program has 1.5e5 scalar
-    operations, above MAX_OPS. XLA's compiler overflowed the default 8 MiB stack on it (it
-    recurses over the program's depth; XLA compiles on its own threads, so a test cannot
-    give it a larger stack): the element-wise path refuses it with a clear error and auto
-    takes vmap."""
-    mech, params, q0, v0 = kitchen_sink()
-    B = 3
-    Q0 = jnp.tile(q0, (B, 1)) + 1e-3 * jnp.arange(B)[:, None]
-    V0 = jnp.tile(v0, (B, 1))
-    kw = dict(save_every=5, stabilizer=mb.Baumgarte(5.0), params_axis=None,
-              controls=lambda t: jnp.array([jnp.sin(t)]), check_initial=False)
+def test_large_program_is_refused_and_auto_falls_back(monkeypatch):
+    """A written-out program above MAX_OPS scalar operations is refused (XLA's compiler
+    recurses over a program's depth and overflowed its stack on one of 1.5e5 operations):
+    "elementwise" raises naming MAX_OPS; "auto" warns once, naming the reason, runs vmap,
+    and batch_vectorization then answers "vmap". (MAX_OPS lowered here to 2000, below the
+    double pendulum's step, so that the test is quick.)"""
+    import warnings
+    from jaxmbs.experimental.elementwise import _interp
+    monkeypatch.setattr(_interp, "MAX_OPS", 2000)
+    monkeypatch.setattr(S, "_WARNED", set())
+    monkeypatch.setattr(S, "_EW_REFUSED", {})
+    mech, params, q0, v0 = double_pendulum()
+    B = S.EW_MIN_BATCH
+    Q0 = jnp.tile(q0, (B, 1))
+    V0 = jnp.tile(v0, (B, 1)) * jnp.linspace(0.5, 1.5, B)[:, None]
+    kw = dict(save_every=5, stabilizer=mb.Baumgarte(7.0), params_axis=None)  # (a new program)
     with pytest.raises(NotImplementedError, match="MAX_OPS"):
         mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="elementwise", **kw)
-    vm = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, **kw)
-    ref = jax.vmap(lambda q, v: mb.simulate(mech, params, q, v, (0.0, 0.01), 1e-3, **{
-        k: w for k, w in kw.items() if k != "params_axis"}))(Q0, V0)
-    _compare(vm, ref, 0, 0)
+    assert mb.batch_vectorization(mech, B, stabilizer=mb.Baumgarte(7.0)) == "elementwise"
+    with pytest.warns(RuntimeWarning, match="MAX_OPS") as rec:
+        auto = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, **kw)
+    assert sum("MAX_OPS" in str(r.message) for r in rec) == 1
+    assert "throughput" in str(rec[0].message)
+    assert mb.batch_vectorization(mech, B, stabilizer=mb.Baumgarte(7.0)) == "vmap"
+    ref = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="vmap", **kw)
+    _compare(auto, ref, 0, 0)
+    with warnings.catch_warnings():  # the same reason again: no second warning
+        warnings.simplefilter("error")
+        mb.simulate_batch(mech, params, Q0, V0 * 0.5, (0.0, 0.01), 1e-3, **kw)
+        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.02), 1e-3, **kw)  # (traced again)
+
+
+def test_unsupported_jax_warns_once_and_batch_vectorization_says_vmap(monkeypatch):
+    """Where this jax's jaxprs cannot be read (support() gives a reason), auto runs vmap
+    with one warning naming the reason, and batch_vectorization answers "vmap"."""
+    from jaxmbs.experimental import elementwise as E
+    monkeypatch.setattr(E, "support", lambda: "the element-wise path does not support jax 9.9 (test)")
+    monkeypatch.setattr(S, "_WARNED", set())
+    mech, params, q0, v0 = double_pendulum()
+    B = S.EW_MIN_BATCH
+    assert mb.batch_vectorization(mech, B) == "vmap"
+    kw = dict(save_every=5, stabilizer=mb.Baumgarte(9.0), params_axis=None)  # (a new program)
+    with pytest.warns(RuntimeWarning, match="jax 9.9"):
+        mb.simulate_batch(mech, params, jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1)), (0.0, 0.01),
+                          1e-3, **kw)
+    with pytest.raises(NotImplementedError, match="jax 9.9"):
+        mb.simulate_batch(mech, params, jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1)), (0.0, 0.01),
+                          1e-3, vectorize="elementwise", **kw)
+
+
+def test_second_call_does_not_trace_again():
+    """simulate_batch compiles once per topology, shapes and options, with and without a
+    mesh, on both paths: a second call with new values (state, t_offset) traces nothing.
+    Traces are counted by a controls function, which every trace of a step calls."""
+    mech, params, q0, v0 = double_pendulum()
+    traces = []
+
+    def u(t):
+        traces.append(1)
+        return jnp.zeros((0,), t.dtype)
+
+    B = S.EW_MIN_BATCH
+    for vec in ("elementwise", "vmap"):
+        for mesh in (None, mb.batch_mesh()):
+            traces.clear()
+            outs = []
+            for k in range(3):
+                Q0 = jnp.tile(q0, (B, 1))
+                V0 = jnp.tile(v0, (B, 1)) * (1.0 + 0.1 * k)
+                outs.append(mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3,
+                                              params_axis=None, controls=u, vectorize=vec,
+                                              mesh=mesh, save_every=5, t_offset=0.1 * k))
+                if k == 0:
+                    first = len(traces)
+                    assert first > 0
+            assert len(traces) == first, (vec, mesh, first, len(traces))
+            np.testing.assert_allclose(outs[2].t - outs[1].t, 0.1)  # (the new t_offset ran)
 
 
 def test_elementwise_batched_params_gradient_and_float32():
@@ -160,6 +216,9 @@ def test_elementwise_batched_params_gradient_and_float32():
 
 
 def test_elementwise_failing_member_keeps_the_others():
+    """A member with a NaN mass is flagged NONFINITE and frozen; the healthy members agree
+    with vmap and are bit for bit those of the same batch without the bad member (issue
+    21: its NaN angles used to switch the whole batch's sine to lax.sin)."""
     mech, params, q0, v0 = double_pendulum()
     masses = jnp.array([1.0, jnp.nan, 2.0])
     P = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
@@ -169,7 +228,26 @@ def test_elementwise_failing_member_keeps_the_others():
     st = np.asarray(ew.status)
     assert st[0] == 0 and st[2] == 0 and st[1] & mb.status.NONFINITE
     assert np.all(np.isfinite(np.asarray(ew.q[1])))
-    np.testing.assert_allclose(ew.q[jnp.array([0, 2])], vm.q[jnp.array([0, 2])], rtol=1e-12, atol=1e-14)
+    healthy = jnp.array([0, 2])
+    np.testing.assert_allclose(ew.q[healthy], vm.q[healthy], rtol=1e-12, atol=1e-14)
+    P2 = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses[healthy])
+    clean = mb.simulate_batch(mech, P2, q0, v0, (0.0, 0.3), 1e-3, vectorize="elementwise", **kw)
+    for k in ("q", "v", "lam", "kinetic"):
+        np.testing.assert_array_equal(getattr(ew, k)[healthy], getattr(clean, k), err_msg=k)
+
+
+def test_sin_cos_is_decided_per_member():
+    """sin / cos of one batch vector: a NaN or inf member leaves every other member's
+    result bit-identical to the batch without it (993 angles, one poisoned)."""
+    f = lambda t: jnp.stack([jnp.sin(t), jnp.cos(t), jnp.sin(2.0 * t)])
+    x = np.random.default_rng(7).uniform(-20.0, 20.0, 993)
+    clean = np.asarray(jax.jit(mb.elementwise_vmap(f))(jnp.asarray(x)))
+    for bad in (np.nan, np.inf, 3e6):
+        xb = np.insert(x, 500, bad)
+        got = np.asarray(jax.jit(mb.elementwise_vmap(f))(jnp.asarray(xb)))
+        np.testing.assert_array_equal(np.delete(got, 500, axis=0), clean, err_msg=str(bad))
+        want = np.asarray(jax.vmap(f)(jnp.asarray(xb[500:501])))[0]
+        np.testing.assert_array_equal(got[500], want)  # (NaN for inf / NaN; lax beyond 1e6)
 
 
 def test_auto_choice_and_fallbacks(monkeypatch):
@@ -192,15 +270,21 @@ def test_auto_choice_and_fallbacks(monkeypatch):
                           integrator=mb.DormandPrince5(max_steps=50), vectorize="elementwise")
     with pytest.raises(ValueError, match="vectorize must be"):
         mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="fast")
-    # an array of controls needs vmap; auto takes it silently
+    # an array of controls (shared, or one per member) takes the element-wise path too
     m = mb.Model()
     m.add_body("b", mass=1.0, inertia=0.1, position=(0.0, 0.0))
     m.add_load("f", "b", force=(1.0, 0.0), control=0)
     mech2, p2, q2, v2 = m.build()
-    U = jnp.ones((2, 10, 1))
-    tr = mb.simulate_batch(mech2, p2, jnp.tile(q2, (2, 1)), jnp.tile(v2, (2, 1)), (0.0, 0.01),
-                           1e-3, params_axis=None, controls=U)
-    assert len(calls) == n and tr.q.shape == (2, 11, 3)
+    B = S.EW_MIN_BATCH
+    for U in (jnp.linspace(-1.0, 1.0, 10)[:, None],
+              jnp.linspace(-1.0, 1.0, 10 * B).reshape(B, 10, 1)):
+        k = len(calls)
+        args = (mech2, p2, jnp.tile(q2, (B, 1)), jnp.tile(v2, (B, 1)), (0.0, 0.01), 1e-3)
+        tr = mb.simulate_batch(*args, params_axis=None, controls=U)
+        assert len(calls) == k + 1 and tr.q.shape == (B, 11, 3)
+        ref = mb.simulate_batch(*args, params_axis=None, controls=U, vectorize="vmap")
+        _compare(tr, ref, 1e-12, 1e-14)
+        assert float(jnp.max(jnp.abs(tr.v[:, -1, 0]))) > 0
     # batch_vectorization names the same choices
     assert mb.batch_vectorization(mech, 2) == "vmap"
     assert mb.batch_vectorization(mech, S.EW_MIN_BATCH) == "elementwise"
@@ -227,16 +311,17 @@ def test_float64_sin_cos_within_one_ulp():
 
 
 def test_sin_cos_beyond_the_polynomial_range_use_lax():
-    """An angle above _SINCOS_MAX, inf or NaN anywhere in the batch: lax.sin / lax.cos for
-    the whole vector, so the results equal jax.vmap's bit for bit."""
+    """Finite angles above _SINCOS_MAX take lax.sin / lax.cos (bit-identical to jax.vmap),
+    the others the polynomial (within 1 ulp); inf and NaN give NaN."""
     f = lambda t: jnp.stack([jnp.sin(t) * 2.0, jnp.cos(t) + 1.0, jnp.sin(t) * jnp.cos(t)])
-    for x in (np.array([0.3, 2e6, -1.0]), np.array([0.3, np.inf, np.nan]), np.linspace(-9, 9, 7)):
+    for x in (np.array([0.3, 2e6, -1.0, -7e7]), np.array([0.3, np.inf, np.nan]), np.linspace(-9, 9, 7)):
         got = np.asarray(mb.elementwise_vmap(f)(jnp.asarray(x)))
         want = np.asarray(jax.vmap(f)(jnp.asarray(x)))
-        if np.abs(x).max() > 1e6:
-            np.testing.assert_array_equal(got, want)
-        else:
-            assert np.nanmax(np.abs(got - want)) <= 4e-16
+        big = np.abs(x) > 1e6
+        np.testing.assert_array_equal(got[big], want[big])
+        assert np.all(np.isnan(got[~np.isfinite(x)]))
+        ok = np.isfinite(x) & ~big
+        assert np.max(np.abs(got[ok] - want[ok])) <= 4e-16
     # float32 keeps lax.sin / lax.cos
     x32 = jnp.linspace(-3, 3, 5, dtype=jnp.float32)
     np.testing.assert_array_equal(mb.elementwise_vmap(f)(x32), jax.vmap(f)(x32))
