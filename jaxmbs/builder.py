@@ -39,8 +39,14 @@ def finite(x, what):
 
 
 def positive(x, what):
-    v = finite(x, what) if not isinstance(x, (bool, np.bool_)) else finite(x, what)
-    if not v > 0:
+    """float(x), or ValueError naming `what` unless x is a positive finite number."""
+    if isinstance(x, (bool, np.bool_)):
+        raise ValueError(f"{what} must be a number, got {x!r}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {x!r}") from None
+    if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{what} must be positive and finite, got {v!r}")
     return v
 

@@ -104,7 +104,7 @@ def step(mech, params, t, y, h, u, *, integrator, stabilizer, solver, state=None
     """
     u_fn = u if callable(u) else (lambda _t: u)
     term = MechanismTerm(mech, params, u_fn, solver, stabilizer)
-    y_new, state, s = integrator.step(term, t, y, h, state)
+    y_new, state, s = integrator.advance(term, t, y, h, state)
     status = jnp.zeros((), jnp.int32) if status is None else status
     y_out, status = finish_step(mech, params, t + h, y, y_new, s, status,
                                 stabilizer=stabilizer, solver=solver)

@@ -3,7 +3,10 @@
 An integrator is a hashable configuration with
 
     init(term, t0, y0, h) -> state                 (None for one-step methods)
-    step(term, t, y, h, state) -> (y_new, state, status)
+    advance(term, t, y, h, state) -> (y_new, state, status)
+
+and, for the one-step methods, the stateless `step(f, t, y, h) -> (y_new, status)` (f a
+term or a plain function (t, y) -> (dy, status), whose q is then advanced by q + h qdot)
 
 where `term` is the vector field (`jaxmbs.dynamics.MechanismTerm`): term.vf(t, y) ->
 ((qdot, vdot, power), status), and the node families' kinematic maps term.qdot(q, v) and
@@ -73,12 +76,35 @@ _RK4_B = (1 / 6, 1 / 3, 1 / 3, 1 / 6)
 _RK4_C = (0.0, 0.5, 0.5, 1.0)
 
 
+class _FnTerm:
+    """A plain vector field f(t, y) -> (dy, status) as a term (identity kinematic maps)."""
+
+    def __init__(self, f):
+        self.vf = f
+
+    @staticmethod
+    def qdot(q, v):
+        return v
+
+    @staticmethod
+    def retract(q, dv):
+        return q + dv
+
+
+def _as_term(f):
+    return f if hasattr(f, "vf") else _FnTerm(f)
+
+
 class _OneStep:
-    """One-step methods carry no state between steps."""
+    """One-step methods carry no state between steps: `advance` is `step`."""
 
     def init(self, term, t0, y0, h):
         del term, t0, y0, h
         return None
+
+    def advance(self, term, t, y, h, state=None):
+        y1, status = self.step(term, t, y, h)
+        return y1, state, status
 
 
 @static_class
@@ -88,9 +114,9 @@ class Euler(_OneStep):
     order = 1
     adaptive = False
 
-    def step(self, term, t, y, h, state=None):
-        k, s = term.vf(t, y)
-        return _axpy(y, h, (1.0, k)), state, s
+    def step(self, f, t, y, h):
+        k, s = _as_term(f).vf(t, y)
+        return _axpy(y, h, (1.0, k)), s
 
 
 @static_class
@@ -105,9 +131,9 @@ class RK4(_OneStep):
     order = 4
     adaptive = False
 
-    def step(self, term, t, y, h, state=None):
-        ks, status = _rk_stages(term, t, y, h, _RK4_A, _RK4_C, self.unroll)
-        return _combine(y, h, _RK4_B, ks), state, status
+    def step(self, f, t, y, h):
+        ks, status = _rk_stages(_as_term(f), t, y, h, _RK4_A, _RK4_C, self.unroll)
+        return _combine(y, h, _RK4_B, ks), status
 
 
 @static_class
@@ -121,13 +147,14 @@ class SemiImplicitEuler(_OneStep):
     order = 1
     adaptive = False
 
-    def step(self, term, t, y, h, state=None):
+    def step(self, f, t, y, h):
+        term = _as_term(f)
         k, s = term.vf(t, y)
         q, v, *rest = y
         v1 = v + h * k[1]
         q1 = term.retract(q, h * v1)
         rest1 = [r + h * kr for r, kr in zip(rest, k[2:])]
-        return (q1, v1, *rest1), state, s
+        return (q1, v1, *rest1), s
 
 
 # Dormand-Prince 5(4) tableau
@@ -165,9 +192,9 @@ class DormandPrince5(_OneStep):
     order = 5
     adaptive = True
 
-    def attempt(self, term, t, y, h):
+    def attempt(self, f, t, y, h):
         A = [list(row) + [0.0] * (7 - len(row)) for row in _A]
-        ks, st = _rk_stages(term, t, y, h, A, _C)
+        ks, st = _rk_stages(_as_term(f), t, y, h, A, _C)
         y5 = _combine(y, h, _B5, ks)
         db = jnp.asarray([b5 - b4 for b5, b4 in zip(_B5, _B4)], jax.tree_util.tree_leaves(y)[0].dtype)
         err = tmap(lambda k: h * jnp.tensordot(db, k, axes=1), ks)

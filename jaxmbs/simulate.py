@@ -135,8 +135,10 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     n, nv = mech.n_coords, mech.n_vel
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     if q0.shape != (n,) or v0.shape != (nv,):
-        raise ValueError(f"q0 must have shape ({n},) and v0 shape ({nv},) for this mechanism "
-                         f"(q: {', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}"
+        want = f"q0 and v0 must have shape ({n},)" if n == nv else \
+            f"q0 must have shape ({n},) and v0 shape ({nv},)"
+        raise ValueError(f"{want} for this mechanism ({', '.join(mech.coordinate_names())}); "
+                         f"got {q0.shape}, {v0.shape}"
                          + ("; for a batch of states use simulate_batch" if q0.ndim > 1 else ""))
     if controls is not None and not callable(controls):
         controls = jnp.asarray(controls, q0.dtype)
