@@ -18,7 +18,8 @@ from .equations import ConstraintTerms, constraint_terms, generalized_forces, ma
 from .saddle import SchurCholesky
 from .stabilize import NoStabilization
 
-__all__ = ["Accelerations", "accelerations", "MechanismTerm", "step", "finish_step"]
+__all__ = ["Accelerations", "accelerations", "MechanismTerm", "step", "finish_step", "StepState",
+           "init_state", "attempt", "is_stateful"]
 
 
 class Accelerations(NamedTuple):
@@ -75,6 +76,20 @@ class MechanismTerm(NamedTuple):
     def retract(self, q, dv):
         return self.mech.retract(q, dv)
 
+    # --- the pieces of the equations, for integrators that work on the DAE itself
+    # (generalized-alpha, RATTLE: `jaxmbs.implicit`) rather than on vf -------------
+    def mass(self, q):
+        """The mass operator M(q) (n_vel x n_vel; apply / solve / dense)."""
+        return mass_matrix(self.mech, self.params, q)
+
+    def forces(self, t, q, v):
+        """Q(q, v, t, u(t)) (n_vel,), N and N m: every applied and inertial force."""
+        return generalized_forces(self.mech, self.params, q, v, t, self.u(t))[0]
+
+    def constraints(self, t, q, v):
+        """ConstraintTerms (phi, dense jac (m, n_vel), phit, gamma) at (q, v, t)."""
+        return constraint_terms(self.mech, self.params, q, v, t)
+
 
 def finish_step(mech, params, t1, y, y_new, s, status, *, stabilizer, solver):
     """After an integrator step from y to y_new (status s): renormalise the coordinates
@@ -93,19 +108,84 @@ def finish_step(mech, params, t1, y, y_new, s, status, *, stabilizer, solver):
     return y_out, status.astype(jnp.int32)
 
 
+class StepState(NamedTuple):
+    """What a step carries to the next one: the integrator's state (None for one-step
+    methods; generalized-alpha's accelerations) and the solver's kept plan (None for
+    stateless solvers; CoordinatePartitioning's partition)."""
+
+    integrator: Any = None
+    solver: Any = None
+
+
+def is_stateful(integrator, solver=None) -> bool:
+    """Whether a step with these options carries state between steps (so callers that
+    restart every step, like the element-wise batch path, cannot run them exactly)."""
+    return bool(getattr(integrator, "stateful", False) or hasattr(solver, "init_plan"))
+
+
+def _u_fn(u):
+    return u if callable(u) else (lambda _t: u)
+
+
+def _bound(solver, plan):
+    return solver if plan is None else solver.bind(plan)
+
+
+def init_state(mech, params, t, y, h, u, *, integrator, stabilizer, solver) -> StepState:
+    """The StepState at (t, y = (q, v, w)) before the first step of size h (s)."""
+    term = MechanismTerm(mech, params, _u_fn(u), solver, stabilizer)
+    plan = None
+    if hasattr(solver, "init_plan"):
+        plan = solver.init_plan(constraint_terms(mech, params, y[0], y[1], t).jac)
+    return StepState(integrator.init(term, t, y, h), plan)
+
+
+def _next_plan(mech, params, t1, y, solver, plan):
+    if plan is None:
+        return None
+    return solver.update_plan(plan, constraint_terms(mech, params, y[0], y[1], t1).jac)
+
+
+def attempt(mech, params, t, y, h, u, *, integrator, stabilizer, solver, state):
+    """One attempt of an adaptive integrator from (t, y) with step h (no finishing):
+    returns (y_new, error norm (accept if <= 1), integrator state to keep if accepted,
+    status). One-step methods implement attempt(term, t, y, h); stateful ones
+    attempt(term, t, y, h, state) -> (y_new, err, state_new, status)."""
+    term = MechanismTerm(mech, params, _u_fn(u), _bound(solver, state.solver), stabilizer)
+    if getattr(integrator, "stateful", False):
+        return integrator.attempt(term, t, y, h, state.integrator)
+    y_new, err, s = integrator.attempt(term, t, y, h)
+    return y_new, err, state.integrator, s
+
+
+def accept(mech, params, t1, y, y_new, s, status, istate, state, *, stabilizer, solver):
+    """Finish an accepted adaptive attempt (`finish_step`) and advance the StepState
+    (integrator state istate, the solver's plan checked at the new state)."""
+    y_out, status = finish_step(mech, params, t1, y, y_new, s, status, stabilizer=stabilizer,
+                                solver=_bound(solver, state.solver))
+    return y_out, StepState(istate, _next_plan(mech, params, t1, y_out, solver, state.solver)), status
+
+
 def step(mech, params, t, y, h, u, *, integrator, stabilizer, solver, state=None,
          status=None):
     """One fixed step of the physics from (t, y = (q, v, w)) to t + h.
 
     u: controls, an (n_controls,) array held over the step or a function u(t). The
     integrator step, renormalisation, stabilisation and the non-finite freeze of
-    `finish_step`. Returns (y_new, integrator state, status): the one step used by
-    `simulate` and the environments.
+    `finish_step`. state: the StepState of the previous step, or None to start afresh
+    (`init_state`: a stateful integrator such as generalized-alpha then starts from the
+    consistent accelerations at t; the environments, which pass None, restart it every
+    control period). Returns (y_new, StepState, status): the one step used by `simulate`
+    and the environments.
     """
-    u_fn = u if callable(u) else (lambda _t: u)
-    term = MechanismTerm(mech, params, u_fn, solver, stabilizer)
-    y_new, state, s = integrator.advance(term, t, y, h, state)
+    if state is None:
+        state = init_state(mech, params, t, y, h, u, integrator=integrator,
+                           stabilizer=stabilizer, solver=solver)
+    bound = _bound(solver, state.solver)
+    term = MechanismTerm(mech, params, _u_fn(u), bound, stabilizer)
+    y_new, istate, s = integrator.advance(term, t, y, h, state.integrator)
     status = jnp.zeros((), jnp.int32) if status is None else status
     y_out, status = finish_step(mech, params, t + h, y, y_new, s, status,
-                                stabilizer=stabilizer, solver=solver)
-    return y_out, state, status
+                                stabilizer=stabilizer, solver=bound)
+    plan = _next_plan(mech, params, t + h, y_out, solver, state.solver)
+    return y_out, StepState(istate, plan), status

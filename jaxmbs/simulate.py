@@ -11,7 +11,9 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import MechanismTerm, accelerations, finish_step
+from .dynamics import accelerations, init_state, is_stateful
+from .dynamics import accept as dyn_accept
+from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
 from .equations import constraint_terms, energy_terms
 from .integrators import RK4
@@ -172,13 +174,16 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
     of `jaxmbs.dynamics.step`, the physics step shared with the environments."""
 
     def one(carry, k):
-        y, status = carry
+        # carry (y, status), or (y, status, StepState) where the caller keeps the step
+        # state (integrator state, kept solver plan) between steps (issue 17)
+        y, status, *state = carry
         t = t0 + k * dt
         # (an array of controls is indexed by the step k: constant over the step)
-        y, _, status = physics_step(mech, params, t, y, dt, lambda tt: u_at(tt, k),
-                                    integrator=integrator, stabilizer=stabilizer,
-                                    solver=solver, status=status)
-        return (y, status), None
+        y, new_state, status = physics_step(mech, params, t, y, dt, lambda tt: u_at(tt, k),
+                                            integrator=integrator, stabilizer=stabilizer,
+                                            solver=solver, status=status,
+                                            state=state[0] if state else None)
+        return ((y, status, new_state) if state else (y, status)), None
 
     def chunk(carry, c):
         ks = c * save_every + jnp.arange(save_every)
@@ -213,6 +218,19 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
     return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
 
 
+class _NextH:
+    """The step-size controller of an integrator that adapts h itself (next_h(h, err))."""
+
+    def __init__(self, integrator):
+        self.integrator = integrator
+
+    def init(self, dtype):
+        return None
+
+    def adapt(self, h, err, accepted, state, k):
+        return self.integrator.next_h(h, err), state
+
+
 @functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
                                              "stabilizer", "solver", "ctrl_fn", "drift_tol",
                                              "checkpoint"))
@@ -231,16 +249,18 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             policy = None if checkpoint is True else checkpoint
             chunk = jax.checkpoint(chunk, policy=policy)
 
-        (yf, status), ys = jax.lax.scan(chunk, (y0, status0), jnp.arange(n_save))
+        state0 = init_state(mech, params, t0, y0, dt, lambda tt: u_at(tt, 0),
+                            integrator=integrator, stabilizer=stabilizer, solver=solver)
+        (yf, status, _), ys = jax.lax.scan(chunk, (y0, status0, state0), jnp.arange(n_save))
         n_taken = jnp.asarray(n_steps, jnp.int32)
         n_rej = jnp.zeros((), jnp.int32)
     else:
-        def term(kk):
-            return MechanismTerm(mech, params, lambda tt: u_at(tt, kk), solver, stabilizer)
-
-        def finish(t1, y, y_new, s, status):
-            return finish_step(mech, params, t1, y, y_new, s, status, stabilizer=stabilizer,
-                               solver=solver)
+        opts = dict(integrator=integrator, stabilizer=stabilizer, solver=solver)
+        # step-size control separated from the stepping rule (issue 17): the integrator's
+        # controller object if it has one, else its own next_h
+        controller = getattr(integrator, "controller", None)
+        if controller is None:
+            controller = _NextH(integrator)
 
         t_save = t0 + dt * save_every * jnp.arange(1, n_save + 1, dtype=dtype)
         h0 = dt if integrator.h0 is None else integrator.h0
@@ -248,7 +268,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         span = dt * n_steps
 
         def attempt(carry):
-            t, y, h, idx, buf, status, nacc, nrej = carry
+            t, y, h, idx, buf, status, nacc, nrej, sstate, cstate = carry
             done = idx >= n_save
             target = t_save[jnp.minimum(idx, n_save - 1)]
             remaining = target - t
@@ -256,34 +276,39 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             h_eff = jnp.where(hit, remaining, h)
             h_eff = jnp.where(done, dt, h_eff)
             kk = jnp.floor((t - t0) / span * n_steps).astype(jnp.int32)
-            y_new, err, s = integrator.attempt(term(kk), t, y, h_eff)
+            u_k = lambda tt: u_at(tt, kk)
+            y_new, err, istate, s = dyn_attempt(mech, params, t, y, h_eff, u_k, state=sstate, **opts)
             accept = (err <= 1.0) & ~done
             t_new = jnp.where(hit, target, t + h_eff)
-            y_acc, status_acc = finish(t_new, y, y_new, s, status)
+            y_acc, sstate_acc, status_acc = dyn_accept(mech, params, t_new, y, y_new, s, status, istate,
+                                                       sstate, stabilizer=stabilizer, solver=solver)
             y = jax.tree_util.tree_map(lambda a, b: jnp.where(accept, a, b), y_acc, y)
+            sstate = jax.tree_util.tree_map(lambda a, b: jnp.where(accept, a, b), sstate_acc, sstate)
             status = jnp.where(accept, status_acc, status)
             t = jnp.where(accept, t_new, t)
             saved = accept & hit
             slot = jnp.minimum(idx, n_save - 1)
             buf = jax.tree_util.tree_map(lambda b, a: b.at[slot].set(jnp.where(saved, a, b[slot])), buf, y)
             idx = idx + saved.astype(jnp.int32)
-            h_next = integrator.next_h(h_eff, err)
+            h_next, cstate = controller.adapt(h_eff, err, accept, cstate, getattr(integrator, "error_order", integrator.order))
             h = jnp.where(done, h, jnp.where(hit & accept, jnp.maximum(h, h_next), h_next))
             nacc = nacc + accept.astype(jnp.int32)
             nrej = nrej + ((~accept) & ~done).astype(jnp.int32)
-            return (t, y, h, idx, buf, status, nacc, nrej)
+            return (t, y, h, idx, buf, status, nacc, nrej, sstate, cstate)
 
         def one(carry, _):
             # once every save point is reached the remaining budget costs nothing (for a
             # single run; under vmap `cond` becomes a select and all members step on)
             return jax.lax.cond(carry[3] >= n_save, lambda c: c, attempt, carry), None
 
+        sstate0 = init_state(mech, params, t0, y0, jnp.asarray(h0, dtype), lambda tt: u_at(tt, 0), **opts)
         carry0 = (t0, y0, jnp.asarray(h0, dtype), jnp.zeros((), jnp.int32),
-                  buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32))
+                  buf0, status0, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32),
+                  sstate0, controller.init(dtype))
         if checkpoint is not False:
             one = jax.checkpoint(one, policy=None if checkpoint is True else checkpoint)
         carry, _ = jax.lax.scan(one, carry0, None, length=integrator.max_steps)
-        _, _, _, idx, ys, status, n_taken, n_rej = carry
+        _, _, _, idx, ys, status, n_taken, n_rej, _, _ = carry
         status = status | jnp.where(idx < n_save, st.MAX_STEPS, 0).astype(jnp.int32)
 
     return _diagnostics(mech, params, q0, v0, ys, t0, u_at, dt=dt, n_save=n_save,
@@ -580,6 +605,8 @@ def _elementwise_unsupported(mech, kwargs, params_axis, state_axis) -> str:
     integrator = kwargs.get("integrator", RK4())
     if integrator.adaptive:
         return "adaptive integrators need vmap"
+    if is_stateful(integrator, kwargs.get("solver")):  # (issue 17: state between steps)
+        return "integrators and solvers with state between steps need vmap"
     if params_axis is None and state_axis is None:
         return "nothing is batched"
     return ""

@@ -1,0 +1,226 @@
+"""Formulations of issue 17 (jaxmbs.formulations): each against SchurCholesky on the
+accelerations and multipliers at random states of every example mechanism without
+redundant rows; redundant and singular configurations; derivatives against central
+differences; vmap with per-member status; float32; the partition kept between steps."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmbs as mb
+from jaxmbs import formulations as F
+from jaxmbs import status as st
+from jaxmbs.equations import constraint_terms, generalized_forces, mass_matrix
+
+import problems17 as P
+
+NEW = ("nullspace", "partition", "udwadia_kalaba", "augmented_lagrangian")
+REF = mb.SchurCholesky(banded=False)
+
+
+def _system(mech, params, q, v, t):
+    terms = constraint_terms(mech, params, q, v, t)
+    Q = generalized_forces(mech, params, q, v, t, jnp.zeros((mech.n_controls,), q.dtype))[0]
+    return mass_matrix(mech, params, q), terms.jac, Q, terms.gamma
+
+
+def _random_states(mech, q0, v0, k=3, seed=0):
+    """k generic states near (q0, v0): coordinates moved by 0.02, velocities by 0.5
+    (units of the coordinates), quaternions renormalised; not on the constraint manifold
+    (the KKT system is defined everywhere)."""
+    key = jax.random.PRNGKey(seed)
+    kq, kv = jax.random.split(key)
+    q = q0 + 0.02 * jax.random.normal(kq, (k,) + q0.shape, q0.dtype)
+    q = jax.vmap(mech.normalize)(q)
+    v = v0 + 0.5 * jax.random.normal(kv, (k,) + v0.shape, v0.dtype)
+    return q, v
+
+
+def _solve_batch(solver, mech, params, qs, vs, t=0.37):
+    def one(q, v):
+        return solver.solve(*_system(mech, params, q, v, t))
+    return jax.jit(jax.vmap(one))(qs, vs)
+
+
+def _rel(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if b.size == 0:
+        return 0.0
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def _agreement(name, formulation):
+    mech, params, q0, v0 = P.MECHANISMS[name]()
+    qs, vs = _random_states(mech, q0, v0)
+    ref = _solve_batch(REF, mech, params, qs, vs)
+    assert np.all(np.asarray(ref[2]) == 0), "reference singular at a generic state"
+    out = _solve_batch(F.FORMULATIONS[formulation](), mech, params, qs, vs)
+    assert np.all(np.asarray(out[2]) == 0), f"{formulation} status {np.asarray(out[2])}"
+    e_qdd, e_lam = _rel(out[0], ref[0]), _rel(out[1], ref[1])
+    assert e_qdd < 1e-10 and e_lam < 1e-10, (name, formulation, e_qdd, e_lam)
+
+
+@pytest.mark.parametrize("formulation", NEW)
+@pytest.mark.parametrize("name", P.FAST)
+def test_agrees_with_schur_cholesky(name, formulation):
+    """qdd and lam within 1e-10 (relative to the largest entry) of SchurCholesky at three
+    random states (fast subset of the mechanisms; all of them below, marked slow)."""
+    _agreement(name, formulation)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", NEW)
+@pytest.mark.parametrize("name", [n for n in P.MECHANISMS if n not in P.FAST])
+def test_agrees_with_schur_cholesky_all_examples(name, formulation):
+    _agreement(name, formulation)
+
+
+# ------------------------------------------------------------ redundant / singular
+@pytest.fixture(scope="module")
+def bricard():
+    return P.REDUNDANT["bricard"]()
+
+
+def test_bricard_redundant_row(bricard):
+    """At Bricard's (consistent) initial state jac has rank m - 1: the redundancy-tolerant
+    formulations return status OK, satisfy the KKT equations (the constraint rows are
+    consistent) and agree on the unique accelerations; plain SchurCholesky and the
+    coordinate partition report SINGULAR."""
+    mech, params, q0, v0 = bricard
+    v = jnp.zeros_like(v0)
+    system = _system(mech, params, q0, v, 0.0)
+    assert int(REF.solve(*system)[2]) & st.SINGULAR
+    assert int(F.CoordinatePartitioning().solve(*system)[2]) & st.SINGULAR
+    outs = {}
+    for name in F.REDUNDANCY_TOLERANT:
+        qdd, lam, s = jax.jit(lambda q, v, _n=name: F.FORMULATIONS[_n]().solve(
+            *_system(mech, params, q, v, 0.0)))(q0, v)
+        assert int(s) == 0, name
+        r1, r2 = F.kkt_residual(*system, qdd, lam)
+        scale = float(jnp.max(jnp.abs(system[2])))
+        assert float(r1) < 1e-10 * scale and float(r2) < 1e-10 * float(jnp.max(jnp.abs(qdd))), (name, r1, r2)
+        outs[name] = np.asarray(qdd)
+    base = outs.pop("nullspace")
+    for name, qdd in outs.items():
+        assert _rel(qdd, base) < 1e-9, name
+
+
+def test_n_four_bar_singular_configuration():
+    """Exactly at the singular configuration of the N-four-bar (all links horizontal,
+    the rows lose rank by N): the redundancy-tolerant formulations return a finite
+    solution with status OK; their accelerations satisfy the (rank-deficient)
+    acceleration constraints in the least-squares sense, which here is exactly (the
+    system is consistent at the parallelogram velocity)."""
+    import n_four_bar
+    for N in (2, 40):
+        mech, params, q0, v0 = n_four_bar.build(N, phi=0.0)
+        system = _system(mech, params, q0, v0, 0.0)
+        for name in F.REDUNDANCY_TOLERANT:
+            qdd, lam, s = jax.jit(lambda q, v, _n=name: F.FORMULATIONS[_n]().solve(
+                *_system(mech, params, q, v, 0.0)))(q0, v0)
+            assert int(s) == 0, (N, name)
+            assert np.all(np.isfinite(np.asarray(qdd))) and np.all(np.isfinite(np.asarray(lam)))
+            r2 = float(jnp.max(jnp.abs(system[1] @ qdd - system[3])))
+            assert r2 < 1e-8 * (1.0 + float(jnp.max(jnp.abs(qdd)))), (N, name, r2)
+
+
+# ----------------------------------------------------------------------- derivatives
+def _grad_case(formulation, name, key_names):
+    mech, params, q0, v0 = P.MECHANISMS[name]()
+    qs, vs = _random_states(mech, q0, v0, k=1, seed=3)
+    q, v = qs[0], vs[0]
+    wq = jnp.sin(jnp.arange(mech.n_vel) + 1.0)
+    wl = jnp.cos(jnp.arange(mech.n_constraints) + 2.0)
+    x0 = jnp.asarray([float(mech.get(params, k)) for k in key_names])
+
+    def loss(x):
+        p = mech.replace(params, dict(zip(key_names, x)))
+        qdd, lam, _ = formulation.solve(*_system(mech, p, q, v, 0.37))
+        return qdd @ wq + 1e-2 * (lam @ wl)
+
+    g_rev = jax.jit(jax.grad(loss))(x0)
+    g_fwd = jax.jit(jax.jacfwd(loss))(x0)
+    f = jax.jit(loss)
+    fd = []
+    for i in range(len(key_names)):
+        h = 1e-6 * max(1.0, abs(float(x0[i])))
+        e = jnp.zeros_like(x0).at[i].set(h)
+        fd.append((float(f(x0 + e)) - float(f(x0 - e))) / (2 * h))
+    fd = np.asarray(fd)
+    for g in (g_rev, g_fwd):
+        assert np.max(np.abs(np.asarray(g) - fd)) <= 1e-6 * max(1.0, np.max(np.abs(fd))), (g, fd)
+
+
+@pytest.mark.parametrize("formulation", NEW)
+def test_gradients_central_differences(formulation):
+    """d(qdd . w + 0.01 lam . w')/d(mass, inertia, joint point), forward and reverse,
+    against central differences (h = 1e-6 relative): within 1e-6 (planar four-bar)."""
+    _grad_case(F.FORMULATIONS[formulation](), "four_bar",
+               ["coupler.mass", "rocker.inertia", "crank.mass"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("formulation", NEW)
+def test_gradients_central_differences_spatial(formulation):
+    _grad_case(F.FORMULATIONS[formulation](), "spatial_slider_crank",
+               ["rod.mass", "slider.mass", "crank.mass"])
+
+
+# --------------------------------------------------------------- vmap, float32, plan
+def test_vmap_per_member_status():
+    """A batch with one member at the N-four-bar's singular configuration: the coordinate
+    partition flags that member only; the others equal their unbatched solutions."""
+    import n_four_bar
+    mech, params, q0s, v0s = n_four_bar.build(2, phi=0.0)
+    _, _, q1, v1 = n_four_bar.build(2, phi=1.0)
+    _, _, q2, v2 = n_four_bar.build(2, phi=2.0)
+    qs, vs = jnp.stack([q1, q0s, q2]), jnp.stack([v1, v0s, v2])
+    sol = F.CoordinatePartitioning()
+    out = _solve_batch(sol, mech, params, qs, vs, 0.0)
+    assert [int(s) for s in out[2]] == [0, st.SINGULAR, 0]
+    for i in (0, 2):
+        one = sol.solve(*_system(mech, params, qs[i], vs[i], 0.0))
+        assert _rel(out[0][i], one[0]) < 1e-13
+
+
+@pytest.mark.parametrize("formulation", NEW)
+def test_float32(formulation):
+    """float32 inputs give float32 outputs within 1e-4 of the float64 solution."""
+    mech, params, q0, v0 = P.MECHANISMS["four_bar"]()
+    qs, vs = _random_states(mech, q0, v0, k=2, seed=5)
+    p32 = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), params)
+    ref = _solve_batch(REF, mech, params, qs, vs)
+    out = _solve_batch(F.FORMULATIONS[formulation](), mech, p32, qs.astype(jnp.float32),
+                       vs.astype(jnp.float32))
+    assert out[0].dtype == jnp.float32 and np.all(np.asarray(out[2]) == 0)
+    assert _rel(out[0], ref[0]) < 1e-4 and _rel(out[1], ref[1]) < 1e-4
+
+
+def test_partition_kept_and_rechosen():
+    """The partition kept by dynamics.step: unchanged while well conditioned, re-chosen
+    when the kept one degrades (forced here by starting from a bad one), and simulate
+    with it equals simulate with SchurCholesky to round-off."""
+    mech, params, q0, v0 = P.MECHANISMS["four_bar"]()
+    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
+    v = jnp.zeros_like(res.q).at[2].set(4.0)
+    s0 = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
+    sol = F.CoordinatePartitioning()
+    jac = constraint_terms(mech, params, s0.q, s0.v, 0.0).jac
+    plan = sol.init_plan(jac)
+    assert sorted(np.asarray(plan).tolist()) == list(range(mech.n_vel))
+    assert np.array_equal(np.asarray(sol.update_plan(plan, jac)), np.asarray(plan))
+    # a partition whose dependent set contains a column of zeros of jac is singular
+    bad = jnp.asarray([0, 1, 2, 3, 4, 5, 6, 7, 8], jnp.int32)  # crank.x .. rocker.y dependent
+    jac_b = jac.at[:, 0].set(0.0)
+    assert not np.array_equal(np.asarray(sol.update_plan(bad, jac_b)), np.asarray(bad))
+    y = (s0.q, s0.v, jnp.zeros(()))
+    from jaxmbs.dynamics import step
+    kw = dict(integrator=mb.RK4(), stabilizer=mb.NoStabilization())
+    ya, state, sa = step(mech, params, 0.0, y, 1e-3, None, solver=sol, **kw)
+    yb, _, sb = step(mech, params, 0.0, y, 1e-3, None, solver=REF, **kw)
+    assert state.solver is not None and int(sa) == 0 == int(sb)
+    assert _rel(ya[0], yb[0]) < 1e-14 and _rel(ya[1], yb[1]) < 1e-12
+    tr_a = mb.simulate(mech, params, s0.q, s0.v, (0.0, 0.2), 1e-3, solver=sol, save_every=200)
+    tr_b = mb.simulate(mech, params, s0.q, s0.v, (0.0, 0.2), 1e-3, solver=REF, save_every=200)
+    assert int(tr_a.status) == 0
+    assert _rel(tr_a.q, tr_b.q) < 1e-12 and _rel(tr_a.lam, tr_b.lam) < 1e-10
