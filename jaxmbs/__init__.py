@@ -20,7 +20,9 @@ from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .dynamics import Accelerations, accelerations
 from .elementwise import elementwise_vmap
 from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
-from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
+from .integrators import RK4, DormandPrince5, Euler, IController, PIController, SemiImplicitEuler
+from .implicit import GeneralizedAlpha, HHTAlpha, Rattle
+from .formulations import AugmentedLagrangian, CoordinatePartitioning, NullSpace, UdwadiaKalaba
 from .mechanism import Mechanism, Params, State
 from .io import load_model, save_model
 from .model import Built, Model
@@ -40,7 +42,9 @@ __all__ = [
     "constraint_report", "accelerations", "simulate", "simulate_batch", "batch_vectorization", "Trajectory",
     "elementwise_vmap",
     "constraint_terms", "mass_matrix", "generalized_forces", "force_outputs",
-    "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5",
+    "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5", "IController", "PIController",
+    "GeneralizedAlpha", "HHTAlpha", "Rattle",
+    "NullSpace", "CoordinatePartitioning", "UdwadiaKalaba", "AugmentedLagrangian",
     "Baumgarte", "Projection", "NoStabilization", "project",
     "SchurCholesky", "DenseLU",
     "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status", "curves",

@@ -1,0 +1,236 @@
+"""Integrators of issue 17 (jaxmbs.implicit): generalized-alpha / HHT-alpha for index-3
+mechanisms (planar and Lie-group spatial), RATTLE, error control with a controller
+object, and derivatives through them."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmbs as mb
+from jaxmbs import formulations as F
+from jaxmbs import status as st
+from jaxmbs.implicit import GeneralizedAlpha, HHTAlpha, Rattle, alpha_parameters, amplification_matrix
+from mechanisms import double_pendulum, four_bar
+
+import problems17 as P
+
+NOSTAB = mb.NoStabilization()
+
+
+@pytest.fixture(scope="module")
+def fourbar_state():
+    mech, params, q0, v0 = four_bar()
+    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
+    v = jnp.zeros_like(res.q).at[2].set(4.0)
+    res = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
+    return mech, params, res.q, res.v
+
+
+def _reference(mech, params, q, v, T):
+    ref = mb.simulate(mech, params, q, v, (0.0, T), T / 100, save_every=100,
+                      integrator=mb.DormandPrince5(rtol=1e-13, atol=1e-14, max_steps=40000),
+                      stabilizer=NOSTAB)
+    assert int(ref.status) & ~st.DRIFT == 0
+    return ref
+
+
+def _order(mech, params, q, v, integrator, dts, T=0.4, solver=mb.SchurCholesky()):
+    ref = _reference(mech, params, q, v, T)
+    errs, cerr = [], []
+    for dt in dts:
+        tr = mb.simulate(mech, params, q, v, (0.0, T), dt, save_every=int(round(T / dt)),
+                         integrator=integrator, stabilizer=NOSTAB, solver=solver)
+        assert int(tr.status) == 0, st.describe(tr.status)
+        errs.append(float(jnp.max(jnp.abs(tr.v[-1] - ref.v[-1]))))
+        cerr.append(float(jnp.max(tr.constraint_error)))
+    return np.polyfit(np.log(dts), np.log(errs), 1)[0], errs, cerr
+
+
+@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.8), GeneralizedAlpha(rho_inf=0.0),
+                                        HHTAlpha(alpha=0.2)], ids=["ga0.8", "ga0", "hht0.2"])
+def test_generalized_alpha_second_order_no_drift(fourbar_state, integrator):
+    """Closed-loop four-bar, no stabilisation: slope of log(velocity error at 0.4 s) vs
+    log(dt) is 2 within 0.15, and Phi stays at the Newton tolerance (index 3: no drift)
+    at every save point."""
+    mech, params, q, v = fourbar_state
+    slope, errs, cerr = _order(mech, params, q, v, integrator, (0.008, 0.004, 0.002, 0.001))
+    assert abs(slope - 2.0) < 0.15, (slope, errs)
+    tol = float(jnp.finfo(q.dtype).eps) ** 0.75 * (1.0 + float(jnp.max(jnp.abs(q))))
+    assert max(cerr) <= tol, cerr
+
+
+def test_generalized_alpha_spatial_lie_group_second_order():
+    """The Lie-group form on the spatial slider-crank (quaternion retract): order 2, Phi
+    at the Newton tolerance."""
+    mech, params, q0, v0 = P.MECHANISMS["spatial_slider_crank"]()
+    s0 = mb.assemble(mech, params, q0, v0, fixed=("crank.wx",))
+    slope, errs, cerr = _order(mech, params, s0.q, s0.v, GeneralizedAlpha(rho_inf=0.8),
+                               (0.004, 0.002, 0.001, 0.0005), T=0.2)
+    assert abs(slope - 2.0) < 0.15, (slope, errs)
+    assert max(cerr) < 1e-10, cerr
+
+
+# -------------------------------------------------------- numerical damping (closed form)
+def _oscillator(k=100.0, m=1.0):
+    """A particle on a straight guide (point-on-line) held by a spring of stiffness k
+    (N/m) and free length 1 m to the ground: x'' = -(k/m)(x - 1), y = 0 exactly."""
+    model = mb.Model(gravity=(0.0, 0.0))
+    model.add_particle("p", mass=m, position=(1.2, 0.0))
+    model.add_point_on_line("guide", "ground", "p", axis=(1.0, 0.0), point_i=(0.0, 0.0))
+    model.add_spring("s", "ground", "p", k=k, length=1.0, point_i=(0.0, 0.0))
+    return model.build()
+
+
+@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=r) for r in (0.0, 0.5, 0.9, 1.0)]
+                         + [HHTAlpha(alpha=0.1)], ids=["rho0", "rho0.5", "rho0.9", "rho1", "hht0.1"])
+@pytest.mark.parametrize("h_omega", [0.3, 3.0, 300.0])
+def test_numerical_damping_matches_amplification_factor(integrator, h_omega):
+    """The constrained linear oscillator integrated by jaxmbs equals the closed-form
+    recursion s_{n+1} = T(h omega) s_n of the method (state (x, h v, h^2 a, h^2 x'')) to
+    1e-9, so its numerical damping is the amplification matrix's; and the spectral radius
+    of T tends to rho_inf as h omega -> inf (and never exceeds 1)."""
+    k = 100.0
+    omega = np.sqrt(k)
+    h = h_omega / omega
+    mech, params, q0, v0 = _oscillator(k)
+    n = 40
+    tr = mb.simulate(mech, params, q0, v0, (0.0, n * h), h, integrator=integrator, stabilizer=NOSTAB)
+    assert int(tr.status) == 0
+    x = np.asarray(tr.q[:, 0]) - 1.0
+    T = amplification_matrix(integrator.params(), h_omega)
+    a0 = -omega**2 * x[0]
+    s = np.array([x[0], 0.0, h * h * a0, h * h * a0])
+    pred = [s[0]]
+    for _ in range(n):
+        s = T @ s
+        pred.append(s[0])
+    assert np.max(np.abs(x - np.asarray(pred))) < 1e-9 * abs(x[0]), np.max(np.abs(x - pred))
+    # at h omega -> inf Chung-Hulbert's parameters give a triple eigenvalue -rho_inf: at
+    # h omega = 1e9 it is split by ~(h omega)^(-2/3) = 1e-6, and eig resolves a triple
+    # root to ~eps^(1/3) = 6e-6, hence the 1e-4 margin
+    r_inf = max(abs(np.linalg.eigvals(amplification_matrix(integrator.params(), 1e9))))
+    expected = getattr(integrator, "rho_inf", None)
+    if isinstance(integrator, HHTAlpha):
+        expected = (1 - integrator.alpha) / (1 + integrator.alpha)
+    assert abs(r_inf - expected) < 1e-4, (r_inf, expected)
+    radii = [max(abs(np.linalg.eigvals(amplification_matrix(integrator.params(), w))))
+             for w in np.logspace(-2, 6, 60)]
+    assert max(radii) <= 1.0 + 1e-9
+
+
+# ---------------------------------------------------------------------------- RATTLE
+def test_rattle_second_order_constraint_preserving(fourbar_state):
+    """RATTLE: order 2 (slope within 0.15), positions on Phi = 0 to its tolerance and
+    velocities on Phi_q v = 0 to round-off at every save point."""
+    mech, params, q, v = fourbar_state
+    slope, errs, cerr = _order(mech, params, q, v, Rattle(), (0.008, 0.004, 0.002, 0.001))
+    assert abs(slope - 2.0) < 0.15, (slope, errs)
+    tr = mb.simulate(mech, params, q, v, (0.0, 0.4), 0.004, integrator=Rattle(), stabilizer=NOSTAB)
+    tol = float(jnp.finfo(q.dtype).eps) ** 0.75 * (1.0 + float(jnp.max(jnp.abs(q))))
+    assert float(jnp.max(tr.constraint_error)) <= tol
+    assert float(jnp.max(tr.velocity_error)) < 1e-12
+
+
+@pytest.mark.slow
+def test_rattle_energy_bounded_million_steps():
+    """Double pendulum (constant M, conservative): 10^6 RATTLE steps of 1 ms (1000 s of a
+    chaotic motion). The energy error stays bounded with no trend: the largest error in
+    the last tenth of the run is no larger than 1.5 times that in the first tenth, and
+    a straight-line fit of the error over the run changes by less than the error's
+    standard deviation. The constraint residual stays at the SHAKE tolerance. RK4 at the
+    same step drifts (its error in the last tenth is several times that of the first)."""
+    mech, params, q0, v0 = double_pendulum()
+    n, dt, every = 1_000_000, 1e-3, 1000
+    tr = mb.simulate(mech, params, q0, v0, (0.0, n * dt), dt, save_every=every,
+                     integrator=Rattle(), stabilizer=NOSTAB)
+    assert int(tr.status) == 0
+    E = np.asarray(tr.energy)
+    err = E - E[0]
+    k = len(err) // 10
+    first, last = np.max(np.abs(err[1:k])), np.max(np.abs(err[-k:]))
+    t = np.asarray(tr.t)
+    slope = np.polyfit(t, err, 1)[0]
+    assert last <= 1.5 * first, (first, last)
+    assert abs(slope * (t[-1] - t[0])) < np.std(err), (slope, np.std(err))
+    assert float(jnp.max(tr.constraint_error)) < 1e-10
+
+
+# ------------------------------------------------------------------- error control
+@pytest.mark.parametrize("controller", [mb.IController(), mb.PIController()], ids=["I", "PI"])
+def test_generalized_alpha_error_control(fourbar_state, controller):
+    """Adaptive generalized-alpha (local position error estimate + a controller object):
+    tightening rtol by 100 reduces the error (by more than 10: second order, ~100^(2/3))
+    and increases the number of steps; Phi stays at the Newton tolerance."""
+    mech, params, q, v = fourbar_state
+    ref = _reference(mech, params, q, v, 0.4)
+    out = []
+    for rtol in (1e-4, 1e-6):
+        ga = GeneralizedAlpha(rho_inf=0.8, adaptive=True, rtol=rtol, atol=rtol, max_steps=4000,
+                              controller=controller)
+        tr = mb.simulate(mech, params, q, v, (0.0, 0.4), 0.01, save_every=40, integrator=ga,
+                         stabilizer=NOSTAB)
+        assert int(tr.status) == 0, st.describe(tr.status)
+        out.append((float(jnp.max(jnp.abs(tr.q[-1] - ref.q[-1]))), int(tr.n_steps),
+                    float(jnp.max(tr.constraint_error))))
+    (e1, n1, c1), (e2, n2, c2) = out
+    assert e2 < e1 / 10 and n2 > n1, out
+    assert max(c1, c2) < 1e-10
+
+
+# ----------------------------------------------------------------- redundant: Bricard
+@pytest.mark.parametrize("integrator,solver", [
+    (GeneralizedAlpha(rho_inf=0.8, linear="lstsq"), mb.SchurCholesky()),
+    (Rattle(linear="lstsq"), F.UdwadiaKalaba()),
+], ids=["ga_lstsq", "rattle_uk"])
+def test_bricard_runs_through(integrator, solver):
+    """Bricard's linkage (one redundant row): generalized-alpha with least-squares Newton
+    steps, RATTLE with the Udwadia-Kalaba formulation: 1 s without a failed status, the
+    position of P3 within 1e-5 m of RK4 + projection with the regularised Schur solver."""
+    import bricard
+    mech, params, q0, v0 = bricard.build()
+    T, dt = 1.0, 2e-3
+    ref = mb.simulate(mech, params, q0, v0, (0.0, T), 1e-3, save_every=1000, solver=bricard.SOLVER)
+    tr = mb.simulate(mech, params, q0, v0, (0.0, T), dt, save_every=int(T / dt), integrator=integrator,
+                     solver=solver, stabilizer=NOSTAB)
+    assert int(tr.status) & ~st.DRIFT == 0, st.describe(tr.status)
+    err = np.max(np.abs(bricard.p3(mech, np.asarray(tr.q))[-1] - bricard.p3(mech, np.asarray(ref.q))[-1]))
+    assert err < 1e-5, err
+
+
+# ---------------------------------------------------------------------- derivatives
+@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.8), Rattle()], ids=["ga", "rattle"])
+def test_gradients_central_differences(fourbar_state, integrator):
+    """d(v(0.1 s) . w)/d(masses) through 50 steps, forward and reverse mode (implicit
+    function theorem through each Newton solve), against central differences: 1e-6."""
+    mech, params, q, v = fourbar_state
+    keys = ["coupler.mass", "rocker.mass"]
+    x0 = jnp.asarray([float(mech.get(params, k)) for k in keys])
+    w = jnp.cos(jnp.arange(mech.n_vel) + 0.5)
+
+    def loss(x):
+        p = mech.replace(params, dict(zip(keys, x)))
+        tr = mb.simulate(mech, p, q, v, (0.0, 0.1), 2e-3, save_every=50, integrator=integrator,
+                         stabilizer=NOSTAB, check_initial=False)
+        return tr.v[-1] @ w + tr.q[-1] @ w
+
+    g_rev = jax.grad(loss)(x0)
+    g_fwd = jax.jacfwd(loss)(x0)
+    fd = []
+    for i in range(len(keys)):
+        hh = 1e-6 * abs(float(x0[i]))
+        e = jnp.zeros_like(x0).at[i].set(hh)
+        fd.append((float(loss(x0 + e)) - float(loss(x0 - e))) / (2 * hh))
+    fd = np.asarray(fd)
+    for g in (g_rev, g_fwd):
+        assert np.max(np.abs(np.asarray(g) - fd)) <= 1e-6 * max(1.0, np.max(np.abs(fd))), (g, fd)
+
+
+def test_alpha_parameters_validation():
+    with pytest.raises(ValueError, match="rho_inf"):
+        GeneralizedAlpha(rho_inf=1.5)
+    with pytest.raises(ValueError, match="HHT"):
+        HHTAlpha(alpha=0.5)
+    with pytest.raises(ValueError, match="newton"):
+        GeneralizedAlpha(newton="exact")
+    am, af, g, b = alpha_parameters(1.0)
+    assert (am, af, g, b) == (0.5, 0.5, 0.5, 0.25)  # trapezoidal rule
