@@ -688,8 +688,15 @@ def main(argv=None):
     md = markdown(res, a.quick)
     out = a.out or (None if a.quick else os.path.join(ROOT, "VALIDATION.md"))
     if out:
+        # keep the section benchmarks/formulations.py writes (between its markers)
+        keep = ""
+        if os.path.exists(out):
+            old = open(out).read()
+            i, j = old.find("<!-- formulations:begin -->"), old.find("<!-- formulations:end -->")
+            if 0 <= i < j:
+                keep = "\n" + old[i:j + len("<!-- formulations:end -->")] + "\n"
         with open(out, "w") as fh:
-            fh.write(md)
+            fh.write(md.rstrip("\n") + "\n" + keep)
         print(f"[accuracy] wrote {out} and {js} ({res['total_wall_s']:.0f} s)")
     else:
         print(md)

@@ -97,6 +97,15 @@ def _unconstrained(M, Q):
     return M.solve(Q), jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
 
 
+def _kkt(fsolve, M, jac, Q, gamma):
+    """The formulations' common solve: dense jac, the unconstrained case (no rows), and
+    fsolve(M, jac, Q, gamma) differentiated implicitly (`_implicit`)."""
+    jac = _dense_jac(jac)
+    if jac.shape[0] == 0:
+        return _unconstrained(M, Q)
+    return _implicit(fsolve, M, jac, Q, gamma)
+
+
 def kkt_residual(M, jac, Q, gamma, qdd, lam):
     """(|M qdd + jac^T lam - Q|_inf, |jac qdd - gamma|_inf): how well (qdd, lam) solves
     the KKT system (for tests and diagnostics)."""
@@ -165,11 +174,8 @@ class NullSpace:
     banded = False
 
     def solve(self, M, jac, Q, gamma):
-        jac = _dense_jac(jac)
-        if jac.shape[0] == 0:
-            return _unconstrained(M, Q)
-        return _implicit(lambda M_, J, Q_, g: _nullspace_solve(M_, J, Q_, g, self.rtol, self.multipliers),
-                         M, jac, Q, gamma)
+        return _kkt(lambda M_, J, Q_, g: _nullspace_solve(M_, J, Q_, g, self.rtol, self.multipliers),
+                    M, jac, Q, gamma)
 
 
 # -------------------------------------------------------------- coordinate partitioning
@@ -365,10 +371,7 @@ class UdwadiaKalaba:
     banded = False
 
     def solve(self, M, jac, Q, gamma):
-        jac = _dense_jac(jac)
-        if jac.shape[0] == 0:
-            return _unconstrained(M, Q)
-        return _implicit(lambda M_, J, Q_, g: _uk_solve(M_, J, Q_, g, self.rtol), M, jac, Q, gamma)
+        return _kkt(lambda M_, J, Q_, g: _uk_solve(M_, J, Q_, g, self.rtol), M, jac, Q, gamma)
 
 
 # ----------------------------------------------------------------- augmented Lagrangian
@@ -444,11 +447,8 @@ class AugmentedLagrangian:
     banded = False
 
     def solve(self, M, jac, Q, gamma):
-        jac = _dense_jac(jac)
-        if jac.shape[0] == 0:
-            return _unconstrained(M, Q)
-        return _implicit(lambda M_, J, Q_, g: _al_solve(M_, J, Q_, g, self.penalty, self.iterations,
-                                                         self.rtol), M, jac, Q, gamma)
+        return _kkt(lambda M_, J, Q_, g: _al_solve(M_, J, Q_, g, self.penalty, self.iterations,
+                                                    self.rtol), M, jac, Q, gamma)
 
 
 # registry for the conformance suite, the comparison script and the CLI: name -> factory

@@ -81,6 +81,18 @@ def four_bar(crank_angle=np.pi / 3, gravity=9.81):
     return four_bar_model(crank_angle, gravity)[0].build()
 
 
+def four_bar_moving(crank_rate=4.0):
+    """The crank-rocker of `four_bar` assembled (crank angle held) and moving: the crank
+    at crank_rate (rad/s), consistent velocities. Returns (mech, params, q, v)."""
+    import jax.numpy as jnp
+
+    mech, params, q0, _ = four_bar()
+    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
+    v = jnp.zeros_like(res.q).at[mech.coordinate_index("crank.theta")].set(crank_rate)
+    res = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
+    return mech, params, res.q, res.v
+
+
 def kitchen_sink():
     """One of everything: bodies with offset CGs, a particle, every joint family, drivers
     with every profile type, a user constraint, springs, a torsion spring, loads, a user force.

@@ -5,16 +5,12 @@ import numpy as np
 import pytest
 
 import jaxmbs as mb
-from mechanisms import four_bar
+from mechanisms import four_bar_moving
 
 
 @pytest.fixture(scope="module")
 def fourbar_state():
-    mech, params, q0, v0 = four_bar()
-    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
-    v = jnp.zeros_like(res.q).at[2].set(4.0)
-    res = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
-    return mech, params, res.q, res.v
+    return four_bar_moving()
 
 
 def _final(mech, params, q, v, dt, integrator, T=0.4):

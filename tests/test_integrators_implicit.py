@@ -10,7 +10,7 @@ import jaxmbs as mb
 from jaxmbs import formulations as F
 from jaxmbs import status as st
 from jaxmbs.implicit import GeneralizedAlpha, HHTAlpha, Rattle, alpha_parameters, amplification_matrix
-from mechanisms import double_pendulum, four_bar
+from mechanisms import double_pendulum, four_bar_moving
 
 import problems17 as P
 
@@ -19,11 +19,7 @@ NOSTAB = mb.NoStabilization()
 
 @pytest.fixture(scope="module")
 def fourbar_state():
-    mech, params, q0, v0 = four_bar()
-    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
-    v = jnp.zeros_like(res.q).at[2].set(4.0)
-    res = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
-    return mech, params, res.q, res.v
+    return four_bar_moving()
 
 
 def _reference(mech, params, q, v, T):
