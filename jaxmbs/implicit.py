@@ -120,7 +120,9 @@ def _newton(f, x0, *, tol_fn, max_iter, modified, lstsq):
     A0 = jac(x0)
     k, x, done, _ = jax.lax.while_loop(cond, body, (jnp.zeros((), jnp.int32), x0,
                                                      jnp.zeros((), bool), A0))
-    return x, (done, k)
+    # aux as floats: custom_root differentiates its aux too, and bool/int aux have no
+    # (float0) tangent there in jax 0.10
+    return x, (done.astype(x.dtype), k.astype(x.dtype))
 
 
 @static_class
@@ -194,6 +196,15 @@ class GeneralizedAlpha:
         multipliers at t0 (one saddle solve with the term's solver)."""
         from .dynamics import accelerations
         q, v = y0[0], y0[1]
+        if self.linear == "lstsq":
+            # redundant rows: the KKT system by least squares (the term's solver may be
+            # one that flags them, e.g. an unregularised SchurCholesky)
+            terms = term.constraints(t0, q, v)
+            n, m = v.shape[0], terms.jac.shape[0]
+            K = jnp.block([[term.mass(q).dense(), terms.jac.T], [terms.jac, jnp.zeros((m, m), q.dtype)]])
+            x = jnp.linalg.lstsq(K, jnp.concatenate([term.forces(t0, q, v), terms.gamma]))[0]
+            qdd, lam = x[:n], x[n:]
+            return (qdd, qdd, lam, jnp.asarray(h, q.dtype), self._power(term, t0, q, v, lam))
         acc = accelerations(term.mech, term.params, q, v, t0, term.u(t0), solver=term.solver)
         return (acc.qdd, acc.qdd, acc.lam, jnp.asarray(h, q.dtype), acc.power)
 
@@ -268,6 +279,7 @@ class GeneralizedAlpha:
             return jnp.linalg.solve(A, yv)
 
         x, (ok, _) = jax.lax.custom_root(residual, x0, solve, tangent_solve, has_aux=True)
+        ok = jax.lax.stop_gradient(ok) > 0.5
         vdot1, lam1 = x[:n], x[n:]
         q1, v1, a1, _ = kin(vdot1)
         finite = jnp.all(jnp.isfinite(x))
@@ -403,7 +415,8 @@ class Rattle:
             c0 = (jnp.zeros((), jnp.int32), x0[:n], x0[n:], jnp.zeros((), bool), jnp.zeros((), jnp.int32))
             k, vh, lam, _, s = jax.lax.while_loop(cond, body, c0)
             ok = jnp.max(jnp.abs(phi_at(vh)), initial=0.0) <= tol * qscale
-            return jnp.concatenate([vh, lam]), (ok, s)
+            # aux as floats (see _newton)
+            return jnp.concatenate([vh, lam]), (ok.astype(dtype), s.astype(dtype))
 
         def tangent_solve(g_lin, yv):
             A = jax.jacfwd(g_lin)(jnp.zeros_like(yv))
@@ -416,6 +429,8 @@ class Rattle:
             x, (ok, s1) = jax.lax.custom_root(residual, x0, shake, tangent_solve, has_aux=True)
         else:  # no position constraints: the implicit half-kick by fixed point
             x, (ok, s1) = shake(None, x0)
+        ok = jax.lax.stop_gradient(ok) > 0.5
+        s1 = jax.lax.stop_gradient(s1).astype(jnp.int32)
         vh, Lam = x[:n], x[n:]
         q1 = term.retract(q, h * vh)
         # second half-kick with the velocity projection (all rows)
