@@ -69,8 +69,10 @@ def _order(mech, params, q, v, integrator, dts, T=0.4, solver=mb.SchurCholesky()
     return np.polyfit(np.log(dts), np.log(errs), 1)[0], errs, cerr
 
 
-@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.8), GeneralizedAlpha(rho_inf=0.0),
-                                        HHTAlpha(alpha=0.2)], ids=["ga0.8", "ga0", "hht0.2"])
+@pytest.mark.parametrize("integrator", [
+    GeneralizedAlpha(rho_inf=0.8),
+    pytest.param(GeneralizedAlpha(rho_inf=0.0), marks=pytest.mark.slow),
+    pytest.param(HHTAlpha(alpha=0.2), marks=pytest.mark.slow)], ids=["ga0.8", "ga0", "hht0.2"])
 def test_generalized_alpha_second_order_no_drift(fourbar_state, integrator):
     """Closed-loop four-bar, no stabilisation: slope of log(velocity error at 0.4 s) vs
     log(dt) is 2 within 0.15, and Phi stays at the Newton tolerance (index 3: no drift)
@@ -82,6 +84,7 @@ def test_generalized_alpha_second_order_no_drift(fourbar_state, integrator):
     assert max(cerr) <= tol, cerr
 
 
+@pytest.mark.slow
 def test_generalized_alpha_spatial_lie_group_second_order():
     """The Lie-group form on the spatial slider-crank (quaternion retract): order 2, Phi
     at the Newton tolerance."""
@@ -194,7 +197,8 @@ def test_rattle_energy_bounded_million_steps():
 
 
 # ------------------------------------------------------------------- error control
-@pytest.mark.parametrize("controller", [mb.IController(), mb.PIController()], ids=["I", "PI"])
+@pytest.mark.parametrize("controller", [mb.IController(), pytest.param(mb.PIController(), marks=pytest.mark.slow)],
+                         ids=["I", "PI"])
 def test_generalized_alpha_error_control(fourbar_state, controller):
     """Adaptive generalized-alpha (local position error estimate + a controller object):
     tightening rtol by 100 reduces the error (by more than 10: second order, ~100^(2/3))
@@ -217,7 +221,7 @@ def test_generalized_alpha_error_control(fourbar_state, controller):
 
 # ----------------------------------------------------------------- redundant: Bricard
 @pytest.mark.parametrize("integrator,solver", [
-    (GeneralizedAlpha(rho_inf=0.8, linear="lstsq"), mb.SchurCholesky()),
+    pytest.param(GeneralizedAlpha(rho_inf=0.8, linear="lstsq"), mb.SchurCholesky(), marks=pytest.mark.slow),
     (Rattle(linear="lstsq"), F.UdwadiaKalaba()),
 ], ids=["ga_lstsq", "rattle_uk"])
 def test_bricard_runs_through(integrator, solver):
@@ -236,7 +240,8 @@ def test_bricard_runs_through(integrator, solver):
 
 
 # ---------------------------------------------------------------------- derivatives
-@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.8), Rattle()], ids=["ga", "rattle"])
+@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.8),
+                                        pytest.param(Rattle(), marks=pytest.mark.slow)], ids=["ga", "rattle"])
 def test_gradients_central_differences(fourbar_state, integrator):
     """d(v(0.1 s) . w)/d(masses) through 50 steps, forward and reverse mode (implicit
     function theorem through each Newton solve), against central differences: 1e-6."""
