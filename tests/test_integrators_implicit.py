@@ -163,7 +163,7 @@ def test_rattle_second_order_constraint_preserving(fourbar_state):
     assert float(jnp.max(tr.velocity_error[1:])) < 1e-12
 
 
-def _rattle_energy_bounded(n, dt=1e-3, every=1000):
+def _rattle_energy_bounded(n, dt=1e-3, every=1000, parts=10, factor=1.5):
     """Double pendulum (constant M, conservative): n RATTLE steps of dt (a chaotic
     motion). The energy error stays bounded with no trend: the largest error in the last
     tenth of the run is no larger than 1.5 times that in the first tenth, and a
@@ -175,18 +175,20 @@ def _rattle_energy_bounded(n, dt=1e-3, every=1000):
     assert int(tr.status) == 0
     E = np.asarray(tr.energy)
     err = E - E[0]
-    k = len(err) // 10
+    k = len(err) // parts
     first, last = np.max(np.abs(err[1:k])), np.max(np.abs(err[-k:]))
     t = np.asarray(tr.t)
     slope = np.polyfit(t, err, 1)[0]
-    assert last <= 1.5 * first, (first, last)
+    assert last <= factor * first, (first, last)
     assert abs(slope * (t[-1] - t[0])) < np.std(err), (slope, np.std(err))
     assert float(jnp.max(tr.constraint_error)) < 1e-10
     return first, last
 
 
 def test_rattle_energy_bounded():
-    """10^5 RATTLE steps of 1 ms (100 s) of the double pendulum: bounded energy error."""
+    """10^5 RATTLE steps of 1 ms (100 s) of the double pendulum: bounded energy error.
+    FAILS at present (max |E - E0| first tenth 2.0e-4 J, last tenth 3.1e-4 J; first half
+    2.0e-4 J, second half 7.9e-4 J): boundedness is not shown; under investigation."""
     _rattle_energy_bounded(100_000)
 
 
