@@ -152,10 +152,27 @@ def _lstsq_tall(A, B):
     return solve_triangular(R, Qm.T @ B, lower=False), bad
 
 
-def _greedy_columns(E, start=(), rtol=1e-9):
+def _rotation_entries(mech):
+    """(n_vel,) bool: the rotation entries of rigid bodies (planar theta; spatial rx..rz),
+    which the automatic choice keeps independent when it has a choice."""
+    rot = np.zeros(mech.n_vel, bool)
+    for b in mech.nodes:
+        nf = F.node_family(b.kind)
+        if not nf.rigid or not nf.frame:
+            continue
+        dim = F.frame_kind(nf.frame).dim
+        for k in range(b.size):
+            rot[b.v0 + k * nf.nv + dim: b.v0 + (k + 1) * nf.nv] = True
+    return rot
+
+
+def _greedy_columns(E, start=(), rtol=1e-9, late=None):
     """Indices of a maximal set of linearly independent columns of E (NumPy), beginning
-    with the columns `start` (kept when independent), then by the largest remaining
-    fraction of each column not spanned by the chosen ones (ties: the earlier column)."""
+    with the columns `start` (kept when independent), then by pivoting: among the columns
+    whose remaining fraction (not spanned by the chosen ones) is at least a tenth of the
+    largest, the ones not flagged `late` first, then the largest fraction, then the
+    earlier column."""
+    late = np.zeros(np.shape(E)[1], bool) if late is None else np.asarray(late, bool)
     E = np.asarray(E, float)
     m, n = E.shape
     if m == 0 or n == 0:
@@ -177,21 +194,22 @@ def _greedy_columns(E, start=(), rtol=1e-9):
             basis = np.column_stack([basis, r / np.linalg.norm(r)])
             chosen.append(int(j))
     while basis.shape[1] < m:
-        best, best_ratio = None, 0.0
+        cand = {}
         for j in range(n):
             if j in chosen or norms[j] <= tol:
                 continue
             r = residual(j)
             r = r - basis @ (basis.T @ r)
             nr = np.linalg.norm(r)
-            if nr <= tol:
-                continue
-            ratio = nr / norms[j]
-            if ratio > best_ratio * (1.0 + 1e-9):
-                best, best_ratio, best_r = j, ratio, r
-        if best is None:
+            if nr > tol:
+                cand[j] = (nr / norms[j], r)
+        if not cand:
             break
-        basis = np.column_stack([basis, best_r / np.linalg.norm(best_r)])
+        top = max(c[0] for c in cand.values())
+        ok = [j for j, c in cand.items() if c[0] >= 0.1 * top]
+        best = min(ok, key=lambda j: (bool(late[j]), -round(cand[j][0], 9), j))
+        r = cand[best][1]
+        basis = np.column_stack([basis, r / np.linalg.norm(r)])
         chosen.append(best)
     return chosen
 
@@ -546,7 +564,7 @@ def _partition(mech, names, E, ix, iu):
 
     rh, rv = rank(Ehx), rank(Evu)
     if ix is None:
-        dep = _greedy_columns(Ehx)
+        dep = _greedy_columns(Ehx, late=_rotation_entries(mech))
         ix = [i for i in range(nv) if i not in dep]
     else:
         dep = [i for i in range(nv) if i not in ix]
@@ -560,7 +578,8 @@ def _partition(mech, names, E, ix, iu):
         if not mech.nonholonomic_rows:
             iu = list(ix)
         else:
-            depu = _greedy_columns(Evu, start=[i for i in range(nv) if i not in ix])
+            depu = _greedy_columns(Evu, start=[i for i in range(nv) if i not in ix],
+                                   late=_rotation_entries(mech))
             iu = [i for i in range(nv) if i not in depu]
     depu = [i for i in range(nv) if i not in iu]
     if len(iu) != nv - rv or rank(Evu[:, depu]) < rv:
@@ -664,11 +683,16 @@ def _linearize_jit(mech, params, q, v, t, u, *, ix, iu, outputs, solver, tol):
 def modes(lin) -> Modes:
     """Eigenvalues, natural frequencies, damping ratios and mode shapes of a LinearModel
     (or of a square matrix A, then with shapes in its own coordinates). jit / vmap / grad:
-    eigenvalues are differentiable where they are simple."""
+    the eigenvalues (and frequencies, damping ratios) are differentiable where they are
+    simple; the eigenvectors and mode shapes are not differentiated (stop_gradient)."""
     A = lin.A if isinstance(lin, LinearModel) else jnp.asarray(lin)
-    lam, V = jnp.linalg.eig(A)
-    order = jnp.lexsort((-jnp.imag(lam), jnp.abs(lam)))
-    lam, V = lam[order], V[:, order]
+    # eigenvalues differentiable (eigvals), eigenvectors not (JAX differentiates
+    # non-symmetric eigenvectors only under assumptions it cannot check); both sorted by
+    # the same key (modulus, then imaginary part descending)
+    lam0, V = jnp.linalg.eig(jax.lax.stop_gradient(A))
+    lam = jnp.linalg.eigvals(A)
+    key = lambda z: jnp.lexsort((-jnp.imag(z), jnp.round(jnp.abs(z), 10)))
+    lam, V = lam[key(lam)], V[:, key(lam0)]
     # scale: the largest position entry 1 (the largest entry for a pure velocity mode)
     npos = lin.n_position if isinstance(lin, LinearModel) else V.shape[0]
     mag_v = jnp.abs(V)
