@@ -324,7 +324,9 @@ class EquilibriumResult:
     reduced tangent stiffness, the Hessian of the potential on the constraint manifold
     (constraint curvature included), in velocity-space coordinates; stable: all of them
     positive (a strict minimum of the potential: stable by Lagrange-Dirichlet; one
-    negative means unstable unless gyroscopic forces stabilise it); force_residual: max
+    negative means unstable unless gyroscopic forces stabilise it); neutral: the number of
+    eigenvalues that vanish (|s| <= 1e-9 max |s|: directions without stiffness, such as a
+    free wheel's angle; then `stable` is False); force_residual: max
     |Q - Phi_q^T lam| (N, N m); residual: max |Phi| (m, rad); status: 0 or NEWTON_FAILED
     (or SINGULAR)."""
 
@@ -332,6 +334,7 @@ class EquilibriumResult:
     lam: Any
     stiffness: Any
     stable: Any
+    neutral: Any
     force_residual: Any
     residual: Any
     status: Any
@@ -446,8 +449,9 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
         ev = jnp.linalg.eigvalsh(K)
     scale = jnp.max(jnp.abs(ev)) if ev.shape[0] else jnp.zeros((), q.dtype)
     stable = jnp.all(ev > 1e-9 * scale) & (scale > 0) if ev.shape[0] else jnp.ones((), bool)
+    neutral = jnp.sum(jnp.abs(ev) <= 1e-9 * scale).astype(jnp.int32)
     status = jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32)
-    return EquilibriumResult(q, lam, ev, stable, fres, res, status)
+    return EquilibriumResult(q, lam, ev, stable, neutral, fres, res, status)
 
 
 def _spd_solve(G, B):
