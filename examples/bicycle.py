@@ -18,10 +18,10 @@ position, heading, wheel angles and speed are ignorable (6 eigenvalues 0: the he
 drives the lateral position, the speed the position and wheel angles), so
 `LinearModel.without` removes them (exact: nothing else depends on them, coupling
 reported) and the remaining lean-steer model's 4 eigenvalues are the benchmark's. The
-eigenvalues are a jitted function of v, swept over 0-10 m/s in one vmapped call (the
-root locus); the weave speed (the weave pair's real part crosses zero) and the capsize
-speed (the capsize eigenvalue crosses zero) are found by bisection on that function to
-1e-13 m/s. Two nonlinear simulations (RK4, projection, one vmapped batch) start upright
+lean-steer state matrix is a jitted function of v, swept over 0-10 m/s in one vmapped
+call (the root locus); the weave speed (the weave pair's real part crosses zero) and the
+capsize speed (the capsize eigenvalue crosses zero) are found by narrowing the bracket
+with the same vmapped function (201 speeds per round) to 1e-13 m/s. Two nonlinear simulations (RK4, projection, one vmapped batch) start upright
 at 4.6 m/s and 3 m/s with a roll-rate disturbance: inside the self-stable speed range the
 lean dies out; at 3 m/s the weave grows.
 
@@ -29,7 +29,7 @@ Printed (--json, one line): weave_speed, capsize_speed (m/s), eigenvalues {speed
 [[re, im], ...]} at 0, 4, 4.6 and 5 m/s, coupling (of the removed states), lean (rad)
 at the end of each simulation and its linear prediction, seconds.
 
-    python examples/bicycle.py [--t1 5] [--json] [--plot fig.png]
+    python examples/bicycle.py [--t1 5] [--no-sim] [--json] [--plot fig.png]
 """
 from __future__ import annotations
 
@@ -100,15 +100,23 @@ def lean_steer_model(mech, params, q0, v1, speed):
     return lin.without(IGNORABLE), lin
 
 
-def eigenvalues_fn(mech, params, q0, v1):
-    """A jitted function speed -> (the 4 lean-steer eigenvalues sorted by modulus, the
-    coupling of the removed states, status)."""
-    @jax.jit
-    def f(speed):
+def state_matrices_fn(mech, params, q0, v1):
+    """A jitted, vmapped function speeds (k,) m/s -> (A (k, 4, 4) of the lean-steer model in
+    1/s and 1/s^2, coupling (k,) of the removed states, status (k,)). One compilation
+    serves the root locus and every refinement of the root finding (same batch shape)."""
+    def one(speed):
         red, full = lean_steer_model(mech, params, q0, v1, speed)
-        return jaxmbs.modes(red).eigenvalues, full.coupling(IGNORABLE), red.status
+        return red.A, full.coupling(IGNORABLE), red.status
 
-    return f
+    return jax.jit(jax.vmap(one))
+
+
+def eigenvalues(A):
+    """Eigenvalues (k, 4) complex (1/s) of state matrices A (k, 4, 4), each row sorted by
+    modulus (a conjugate pair: positive imaginary part first), as `jaxmbs.modes` sorts."""
+    lam = np.linalg.eigvals(np.asarray(A))
+    order = np.lexsort((-lam.imag, np.round(np.abs(lam), 10)), axis=-1)
+    return np.take_along_axis(lam, order, -1)
 
 
 def weave_real_part(lam):
@@ -124,31 +132,35 @@ def capsize_eigenvalue(lam):
     return float(lam[np.abs(lam.imag) <= 1e-9].real.max())
 
 
-def bisect(f, a, b, xtol=1e-13):
-    """A root of f in [a, b] (f(a), f(b) of opposite signs) by bisection."""
-    fa = f(a)
-    if fa * f(b) > 0:
+def crossing(matrices, crit, a, b, n, xtol=1e-13):
+    """The speed in [a, b] where crit(eigenvalues) changes sign from negative to positive
+    or back: the bracket is narrowed n - 1 times per round by evaluating n speeds in one
+    vmapped call (`matrices`, batch n), then the root is interpolated linearly in the last
+    bracket (error ~ bracket^2)."""
+    f = lambda s: np.array([crit(z) for z in eigenvalues(matrices(jnp.asarray(s))[0])])
+    fa, fb = f(np.array([a] * (n - 1) + [b]))[[0, -1]]
+    if fa * fb > 0:
         raise ValueError(f"no sign change of the criterion between {a} and {b} m/s")
     while b - a > xtol:
-        mid = 0.5 * (a + b)
-        fm = f(mid)
-        if (fm > 0) == (fa > 0):
-            a, fa = mid, fm
-        else:
-            b = mid
-    return 0.5 * (a + b)
+        s = np.linspace(a, b, n)
+        c = f(s)
+        i = int(np.where(np.sign(c[:-1]) != np.sign(c[1:]))[0][0])
+        a, b, fa, fb = s[i], s[i + 1], c[i], c[i + 1]
+    return float(a - fa * (b - a) / (fb - fa))
 
 
-def stability_speeds(eig, sweep_v, sweep_lam):
-    """(weave speed, capsize speed): bracketed by the sweep, refined by bisection."""
+def stability_speeds(matrices, sweep_v, sweep_lam):
+    """(weave speed, capsize speed) m/s: bracketed by the sweep (the weave pair's real part
+    falls through zero, the capsize eigenvalue rises through zero), then refined."""
     wr = np.array([weave_real_part(z) for z in sweep_lam])
     cr = np.array([capsize_eigenvalue(z) for z in sweep_lam])
     iw = np.where((wr[:-1] > 0) & (wr[1:] <= 0))[0]
     ic = np.where((cr[:-1] < 0) & (cr[1:] >= 0))[0]
     if not iw.size or not ic.size:
         raise ValueError("the sweep does not bracket the weave and capsize speeds")
-    vw = bisect(lambda v: weave_real_part(eig(v)[0]), sweep_v[iw[0]], sweep_v[iw[0] + 1])
-    vc = bisect(lambda v: capsize_eigenvalue(eig(v)[0]), sweep_v[ic[0]], sweep_v[ic[0] + 1])
+    n = len(sweep_v)
+    vw = crossing(matrices, weave_real_part, sweep_v[iw[0]], sweep_v[iw[0] + 1], n)
+    vc = crossing(matrices, capsize_eigenvalue, sweep_v[ic[0]], sweep_v[ic[0] + 1], n)
     return vw, vc
 
 
@@ -186,34 +198,46 @@ def simulate(mech, params, q0, v1, speeds, roll_rate, t1, dt):
     return tr, v0s
 
 
-def run(t1=5.0, dt=1e-3, roll_rate=0.5, sweep=np.linspace(0.0, 10.0, 201)):
-    start = time.perf_counter()
+def linear_analysis(sweep=np.linspace(0.0, 10.0, 201)):
+    """The root locus over `sweep` (m/s), the weave and capsize speeds (m/s) and the
+    eigenvalues (1/s) at REPORT_SPEEDS (`jaxmbs.modes` of the lean-steer state matrix).
+    One compilation (the vmapped batch of len(sweep) speeds) serves all of it; `at`
+    (speeds -> A (k, 4, 4)) reuses it. Returns a dict."""
     mech, params, q0, v1 = build(speed=1.0)
-    eig = eigenvalues_fn(mech, params, q0, v1)
-    lam_sweep, coupling, status = jax.vmap(eig)(jnp.asarray(sweep))  # the root locus, one call
-    lam_sweep = np.asarray(lam_sweep)
-    vw, vc = stability_speeds(eig, sweep, lam_sweep)
-    report = {s: np.asarray(eig(s)[0]) for s in REPORT_SPEEDS}
-    t_lin = time.perf_counter() - start
-    # nonlinear simulations at 4.6 and 3 m/s, and the linear prediction of the lean
-    speeds = (4.6, 3.0)
-    tr, v0s = simulate(mech, params, q0, v1, speeds, roll_rate, t1, dt)
-    steer_axis = np.array([np.sin(BENCHMARK["lam"]), 0.0, np.cos(BENCHMARK["lam"])])
-    sims = []
-    for i, s in enumerate(speeds):
-        lean, steer = lean_and_steer(mech, np.asarray(tr.q[i]), steer_axis)
-        _, full = lean_steer_model(mech, params, q0, v1, s)
-        red = full.without(IGNORABLE)
-        x0 = np.zeros(4)  # lean-steer state (frame.rx, fork.rx, their rates)
-        x0[2] = x0[3] = roll_rate
-        t = np.asarray(tr.t[i])
-        lin_lean = np.array([(expm(np.asarray(red.A) * tt) @ x0)[0] for tt in t])
-        sims.append(dict(speed=s, t=t, lean=lean, steer=steer, lin_lean=lin_lean,
-                         status=int(np.asarray(tr.status)[i])))
-    seconds = time.perf_counter() - start
-    return dict(sweep=sweep, lam_sweep=lam_sweep, coupling=float(np.max(np.asarray(coupling))),
+    matrices = state_matrices_fn(mech, params, q0, v1)
+    A, coupling, status = matrices(jnp.asarray(sweep))  # the root locus, one vmapped call
+    lam_sweep = eigenvalues(A)
+    vw, vc = stability_speeds(matrices, sweep, lam_sweep)
+    at = lambda speeds: np.asarray(matrices(jnp.asarray(np.resize(speeds, len(sweep))))[0][:len(speeds)])
+    report = {s: np.asarray(jaxmbs.modes(a).eigenvalues) for s, a in zip(REPORT_SPEEDS, at(REPORT_SPEEDS))}
+    return dict(model=(mech, params, q0, v1), at=at, sweep=sweep, lam_sweep=lam_sweep,
+                coupling=float(np.max(np.asarray(coupling))),
                 status=int(np.bitwise_or.reduce(np.asarray(status))), weave=vw, capsize=vc,
-                report=report, sims=sims, seconds=seconds, linear_seconds=t_lin)
+                report=report)
+
+
+def run(t1=5.0, dt=1e-3, roll_rate=0.5, simulate_too=True):
+    start = time.perf_counter()
+    r = linear_analysis()
+    r["linear_seconds"] = time.perf_counter() - start
+    r["sims"] = []
+    if simulate_too:
+        # nonlinear simulations at 4.6 and 3 m/s, and the linear prediction of the lean
+        mech, params, q0, v1 = r["model"]
+        speeds = (4.6, 3.0)
+        tr, v0s = simulate(mech, params, q0, v1, speeds, roll_rate, t1, dt)
+        steer_axis = np.array([np.sin(BENCHMARK["lam"]), 0.0, np.cos(BENCHMARK["lam"])])
+        A = r["at"](speeds)  # lean-steer state matrices (same compiled batch as the sweep)
+        for i, s in enumerate(speeds):
+            lean, steer = lean_and_steer(mech, np.asarray(tr.q[i]), steer_axis)
+            x0 = np.zeros(4)  # lean-steer state (frame.rx, fork.rx, their rates)
+            x0[2] = x0[3] = roll_rate
+            t = np.asarray(tr.t[i])
+            lin_lean = np.array([(expm(A[i] * tt) @ x0)[0] for tt in t])
+            r["sims"].append(dict(speed=s, t=t, lean=lean, steer=steer, lin_lean=lin_lean,
+                                  status=int(np.asarray(tr.status)[i])))
+    r["seconds"] = time.perf_counter() - start
+    return r
 
 
 def plot(path, r):
@@ -250,10 +274,11 @@ def main(argv=None):
     ap.add_argument("--t1", type=float, default=5.0, help="length of the nonlinear simulations, s")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step of the simulations, s")
     ap.add_argument("--roll-rate", type=float, default=0.5, help="initial roll-rate disturbance, rad/s")
+    ap.add_argument("--no-sim", action="store_true", help="the linear analysis only")
     ap.add_argument("--json", action="store_true", help="print a one-line JSON summary")
     ap.add_argument("--plot", metavar="PATH", help="write the root locus and the simulations to this file (png)")
     a = ap.parse_args(argv)
-    r = run(a.t1, a.dt, a.roll_rate)
+    r = run(a.t1, a.dt, a.roll_rate, simulate_too=not a.no_sim)
     out = {
         "weave_speed": r["weave"],
         "capsize_speed": r["capsize"],

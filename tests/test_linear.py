@@ -350,3 +350,30 @@ def test_sleeping_top_spatial_chart(omega):
     stable = Izz**2 * omega**2 > 4 * (Ixx + m * l * l) * m * G * l
     assert stable == (omega == 60.0)
     assert (np.max(np.abs(np.real(lam))) < 1e-9) == stable
+
+
+# ------------------------------------------------------------ the benchmark bicycle
+@pytest.mark.slow
+def test_benchmark_bicycle_3d_against_the_published_linearisation():
+    """The Whipple bicycle built in 3D (examples/bicycle.py: SpatialModel, two rolling
+    discs, steer axis tilt and trail) linearised by jaxmbs at forward speed: its
+    lean-steer eigenvalues at 0, 4, 4.6, 5 m/s and over 0-10 m/s, and the weave and
+    capsize speeds, against the independent computation from the published formulas
+    (tests/reference/bicycle.py) and the numbers printed in the paper (Table 2)."""
+    from tests.reference import bicycle as bref
+
+    ex = _example("bicycle")
+    sweep = np.linspace(0.0, 10.0, 41)
+    r = ex.linear_analysis(sweep)
+    assert r["status"] == 0 and r["coupling"] < 1e-12  # removed states really ignorable
+    for v in ex.REPORT_SPEEDS:
+        got, want = _canon(r["report"][v]), _canon(bref.eigenvalues(v))
+        assert _rel(got, want) < 1e-8, (v, got, want)
+    vw, vc = bref.stability_speeds()
+    assert abs(r["weave"] - vw) < 1e-8 * vw and abs(r["capsize"] - vc) < 1e-8 * vc
+    assert abs(r["weave"] - bref.PUBLISHED["weave_speed"]) < 1e-8 * vw
+    assert abs(r["capsize"] - bref.PUBLISHED["capsize_speed"]) < 1e-8 * vc
+    for k, v in enumerate(sweep):  # the root locus against Table 2 at integer speeds
+        if v == int(v):
+            got, want = _canon(r["lam_sweep"][k]), _canon(bref.PUBLISHED["eigenvalues"][int(v)])
+            np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-9)
