@@ -22,12 +22,17 @@ lean-steer state matrix is a jitted function of v, swept over 0-10 m/s in one vm
 call (the root locus); the weave speed (the weave pair's real part crosses zero) and the
 capsize speed (the capsize eigenvalue crosses zero) are found by narrowing the bracket
 with the same vmapped function (201 speeds per round) to 1e-13 m/s. Two nonlinear simulations (RK4, projection, one vmapped batch) start upright
-at 4.6 m/s and 3 m/s with a roll-rate disturbance: inside the self-stable speed range the
-lean dies out; at 3 m/s the weave grows.
+at 4.6 m/s and 3 m/s with a roll-rate disturbance (0.5 rad/s; 0.05 rad/s at 3 m/s):
+inside the self-stable speed range the lean dies out; at 3 m/s the weave grows (real part
+about +1.7 1/s) until the bicycle falls (|lean| > 0.5 rad: the run is cut there; lying
+on the ground is outside this model).
 
 Printed (--json, one line): weave_speed, capsize_speed (m/s), eigenvalues {speed:
-[[re, im], ...]} at 0, 4, 4.6 and 5 m/s, coupling (of the removed states), lean (rad)
-at the end of each simulation and its linear prediction, seconds.
+[[re, im], ...]} (1/s) at 0, 4, 4.6 and 5 m/s, coupling (of the removed states), status
+(of the linearisations), simulations (per speed: roll_rate, fell_at (s, or null), max
+|lean| in the first and in the last second of the (cut) run, lean at its end and the
+linear model's prediction (rad), status of the whole run: NEWTON_FAILED after a fall is
+expected), seconds.
 
     python examples/bicycle.py [--t1 5] [--no-sim] [--json] [--plot fig.png]
 """
@@ -179,13 +184,13 @@ def lean_and_steer(mech, q, steer_axis):
     return lean, steer
 
 
-def simulate(mech, params, q0, v1, speeds, roll_rate, t1, dt):
+def simulate(mech, params, q0, v1, speeds, roll_rates, t1, dt):
     """Nonlinear simulations (one vmapped batch) from upright at each speed, the frame and
     fork given the roll rate (rad/s about the forward axis) and the state made consistent
     by the velocity constraints. Returns (trajectory, initial v (n, 24))."""
     names = mech.velocity_names()
     v0s = []
-    for s in speeds:
+    for s, roll_rate in zip(speeds, roll_rates):
         v = np.asarray(s * v1).copy()
         for b in ("frame", "fork"):
             v[names.index(f"{b}.wx")] = roll_rate
@@ -216,7 +221,7 @@ def linear_analysis(sweep=np.linspace(0.0, 10.0, 201)):
                 report=report)
 
 
-def run(t1=5.0, dt=1e-3, roll_rate=0.5, simulate_too=True):
+def run(t1=5.0, dt=1e-3, roll_rate=0.5, simulate_too=True, fall=0.5):
     start = time.perf_counter()
     r = linear_analysis()
     r["linear_seconds"] = time.perf_counter() - start
@@ -225,16 +230,23 @@ def run(t1=5.0, dt=1e-3, roll_rate=0.5, simulate_too=True):
         # nonlinear simulations at 4.6 and 3 m/s, and the linear prediction of the lean
         mech, params, q0, v1 = r["model"]
         speeds = (4.6, 3.0)
-        tr, v0s = simulate(mech, params, q0, v1, speeds, roll_rate, t1, dt)
+        rates = (roll_rate, 0.1 * roll_rate)
+        tr, v0s = simulate(mech, params, q0, v1, speeds, rates, t1, dt)
         steer_axis = np.array([np.sin(BENCHMARK["lam"]), 0.0, np.cos(BENCHMARK["lam"])])
         A = r["at"](speeds)  # lean-steer state matrices (same compiled batch as the sweep)
         for i, s in enumerate(speeds):
             lean, steer = lean_and_steer(mech, np.asarray(tr.q[i]), steer_axis)
             x0 = np.zeros(4)  # lean-steer state (frame.rx, fork.rx, their rates)
-            x0[2] = x0[3] = roll_rate
+            x0[2] = x0[3] = rates[i]
             t = np.asarray(tr.t[i])
             lin_lean = np.array([(expm(A[i] * tt) @ x0)[0] for tt in t])
-            r["sims"].append(dict(speed=s, t=t, lean=lean, steer=steer, lin_lean=lin_lean,
+            fallen = np.abs(lean) > fall
+            t_fall = float(t[np.argmax(fallen)]) if fallen.any() else None
+            if t_fall is not None:  # cut the run where the bicycle falls
+                keep = t <= t_fall
+                t, lean, steer, lin_lean = t[keep], lean[keep], steer[keep], lin_lean[keep]
+            r["sims"].append(dict(speed=s, roll_rate=rates[i], t=t, lean=lean, steer=steer,
+                                  lin_lean=lin_lean, fell_at=t_fall,
                                   status=int(np.asarray(tr.status)[i])))
     r["seconds"] = time.perf_counter() - start
     return r
@@ -258,10 +270,11 @@ def plot(path, r):
                     f"capsize {r['capsize']:.4f} m/s")
     ax[0].legend(loc="lower left", fontsize=8)
     for s, col in zip(r["sims"], ("C2", "C3")):
-        ax[1].plot(s["t"], s["lean"], color=col, label=f"lean, {s['speed']} m/s (nonlinear)")
+        ax[1].plot(s["t"], s["lean"], color=col,
+                   label=f"lean, {s['speed']} m/s, {s['roll_rate']:g} rad/s (nonlinear)")
         ax[1].plot(s["t"], s["lin_lean"], "--", color=col, lw=0.8, label="linear model")
         ax[1].plot(s["t"], s["steer"], ":", color=col, label=f"steer, {s['speed']} m/s")
-    ax[1].set(xlabel="t (s)", ylabel="angle (rad)", title="roll-rate disturbance 0.5 rad/s",
+    ax[1].set(xlabel="t (s)", ylabel="angle (rad)", title="roll-rate disturbance; cut where |lean| > 0.5 rad",
               ylim=(-0.5, 0.5))
     ax[1].legend(fontsize=7)
     fig.tight_layout()
@@ -286,7 +299,8 @@ def main(argv=None):
                         for s in REPORT_SPEEDS},
         "coupling": r["coupling"],
         "status": r["status"],
-        "simulations": [{"speed": s["speed"], "status": s["status"],
+        "simulations": [{"speed": s["speed"], "roll_rate": s["roll_rate"], "status": s["status"],
+                         "fell_at": s["fell_at"],
                          "max_lean_last_second": float(np.max(np.abs(s["lean"][s["t"] >= s["t"][-1] - 1.0]))),
                          "max_lean_first_second": float(np.max(np.abs(s["lean"][s["t"] <= 1.0]))),
                          "lean_end": float(s["lean"][-1]), "linear_lean_end": float(s["lin_lean"][-1])}
