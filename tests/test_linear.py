@@ -353,6 +353,26 @@ def test_sleeping_top_spatial_chart(omega):
 
 
 # ------------------------------------------------------------ the benchmark bicycle
+def test_bicycle_reference_reproduces_the_paper_and_the_3d_model_builds():
+    """Fast: the reference formulas (tests/reference/bicycle.py) reproduce the numbers
+    printed in the paper, the example's parameter table is the reference's (Table 1), and
+    the 3D model has the expected structure (the slow test below linearises it)."""
+    from tests.reference import bicycle as bref
+
+    for name, a in zip(("M", "C1", "K0", "K2"), bref.matrices()):
+        np.testing.assert_allclose(a, bref.PUBLISHED[name], rtol=1e-12, atol=1e-13)
+    for v, ev in bref.PUBLISHED["eigenvalues"].items():
+        np.testing.assert_allclose(_canon(bref.eigenvalues(v)), _canon(ev), rtol=1e-11)
+    vw, vc = bref.stability_speeds()
+    assert vw == pytest.approx(bref.PUBLISHED["weave_speed"], rel=1e-12)
+    assert vc == pytest.approx(bref.PUBLISHED["capsize_speed"], rel=1e-12)
+    ex = _example("bicycle")
+    assert ex.BENCHMARK == bref.BENCHMARK
+    mech, p, q0, v1 = ex.build(speed=1.0)
+    assert (mech.n_coords, mech.n_vel, mech.n_constraints) == (28, 24, 21)
+    assert len(mech.nonholonomic_rows) == 4
+
+
 @pytest.mark.slow
 def test_benchmark_bicycle_3d_against_the_published_linearisation():
     """The Whipple bicycle built in 3D (examples/bicycle.py: SpatialModel, two rolling
