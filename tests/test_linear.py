@@ -397,3 +397,21 @@ def test_benchmark_bicycle_3d_against_the_published_linearisation():
         if v == int(v):
             got, want = _canon(r["lam_sweep"][k]), _canon(bref.PUBLISHED["eigenvalues"][int(v)])
             np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-9)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["suspension_modes", "lqr_cartpole"])
+def test_example_json_contracts(name, capsys):
+    """The statics / linearisation examples run with --json: one JSON line, and their
+    checks against the closed forms hold."""
+    import json
+
+    out = _example(name).main(["--json"] + (["--n", "200", "--steps", "300"] if name == "lqr_cartpole" else []))
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == json.loads(json.dumps(out))
+    if name == "suspension_modes":
+        assert out["status"] == 0 and out["max_rel_error_eigenvalues"] < 1e-10
+        assert out["max_error_heights"] < 1e-10 and out["neutral"] == 1
+    else:
+        assert out["linearization_error"] < 1e-12
+        assert all(re < 0 for re, _ in out["closed_loop_eigenvalues"])
+        assert out["fraction_stabilized"] > 0.8
