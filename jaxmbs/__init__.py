@@ -21,6 +21,7 @@ from .dynamics import Accelerations, accelerations
 from .elementwise import elementwise_vmap
 from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
 from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
+from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
 from .mechanism import Mechanism, Params, State
 from .io import load_model, save_model
 from .model import Built, Model
@@ -48,4 +49,5 @@ __all__ = [
     "run_batch", "load_batch", "shard_batch", "batch_mesh",
     "io", "save_model", "load_model",
     "fitting",
+    "equilibrium", "linearize", "modes", "EquilibriumResult", "LinearModel", "Modes",
 ]

@@ -91,6 +91,20 @@ class SpatialRigidNode(F.NodeFamily):
     def normalize(self, q):
         return jnp.concatenate([q[..., :3], g3.normalize_quat(q[..., 3:7])], -1)
 
+    # linearisation chart (jaxmbs.linear): rotation vectors and angular velocities in
+    # global axes, so that a body spinning about a body-fixed axis (a wheel) has a
+    # time-invariant linearisation
+    chart_names = ("x", "y", "z", "rx", "ry", "rz")
+
+    def global_velocity(self, q, v):
+        return jnp.concatenate([v[..., :3], mv(quat_to_R(q[..., 3:7]), v[..., 3:6])], -1)
+
+    def body_velocity(self, q, V):
+        return jnp.concatenate([V[..., :3], mtv(quat_to_R(q[..., 3:7]), V[..., 3:6])], -1)
+
+    def chart_rate(self, q, V, dx):
+        return jnp.concatenate([jnp.zeros_like(dx[..., :3]), cross(V[..., 3:6], dx[..., 3:6])], -1)
+
     def dq_dv(self, q):
         p = q[..., 3:7]
         k = q.shape[0]
