@@ -392,7 +392,7 @@ def _import(m, src, keyframe, qpos, qvel, contacts):
             name = names(jname[js[0]], "joint")
             model.add_prismatic(name, P, Bn, at=anchors[0], axis=axes[0])
             coord[js[0]] = (name, "displacement")
-        elif sorted(types) == [HINGE, SLIDE]:
+        elif sorted(types) == sorted([HINGE, SLIDE]):
             h = js[types.index(HINGE)]
             s = js[types.index(SLIDE)]
             if np.linalg.norm(np.cross(d.xaxis[h], d.xaxis[s])) > 1e-9:
@@ -779,14 +779,18 @@ def _contacts(m, d, mj, contacts, frame_of, rep, parent, bname, names, model, un
 
 # ---------------------------------------------------------------- side by side
 def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=None,
-                        contacts=False, save_every=None, plot=None, mujoco_settings="model",
-                        disable=(), quiet=True):
+                        contacts=False, ctrl=None, save_every=None, plot=None,
+                        mujoco_settings="model", disable=(), quiet=True):
     """Simulate a MuJoCo / URDF file with jaxmbs (exact constraints: RK4 + projection) and
     with MuJoCo (its RK4 in joint coordinates, same dt, equality constraints as the file
     sets them) from the same initial state, and report side by side.
 
     Returns a dict: 't' (s,), 'bodies' (MuJoCo body names compared), 'jaxmbs_pos' and
     'mujoco_pos' (s, n_bodies, 3) body-frame origins (m), 'max_position_difference' (m),
+    'position_difference' (s,) (m, the largest over the bodies), 'max_orientation_difference'
+    (rad, the largest rotation between the two simulators' body frames),
+    'orientation_difference' (s,), 'body_differences' {body: (max position difference m,
+    max orientation difference rad)},
     'loop_gap' {'jaxmbs': (s,), 'mujoco': (s,)} (the largest loop-closure error over the
     equality constraints: m for connect / weld / distance, the equality's units for
     joint couplings; empty arrays without loops), 'energy' {'jaxmbs': (s,), 'mujoco':
@@ -800,7 +804,8 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     keyframe, qpos, qvel, contacts: as for `from_mjcf` (the same initial state for both).
     disable: MuJoCo features to switch off in the MuJoCo run (names of mjtDisableBit
     without the prefix, e.g. ('frictionloss', 'limit')), to compare the physics that
-    jaxmbs maps when the file has features it does not."""
+    jaxmbs maps when the file has features it does not. ctrl: (nu,) constant controls
+    (MuJoCo's ctrl; jaxmbs's u), default zero."""
     import jax
     import jax.numpy as jnp
 
@@ -821,7 +826,12 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
         save_every = max(1, n // 400)
         while n % save_every:
             save_every -= 1
-    traj = simulate(mech, params, q0, v0, (0.0, n * dt), dt, save_every=save_every)
+    u = np.zeros(mech.n_controls) if ctrl is None else np.asarray(ctrl, float).reshape(-1)
+    if ctrl is not None and u.size < mech.n_controls:
+        raise ValueError(f"ctrl: expected {mech.n_controls} or more entries, got {u.size}")
+    uj = jnp.asarray(u[:mech.n_controls])
+    traj = simulate(mech, params, q0, v0, (0.0, n * dt), dt, save_every=save_every,
+                    controls=(lambda t: uj) if mech.n_controls else None)
     ts = np.asarray(traj.t)
     Q = np.asarray(traj.q)
 
@@ -835,11 +845,13 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     from .spatial.geometry import quat_to_R
 
     jpos = np.zeros((len(ts), len(names), 3))
+    jrot = np.zeros((len(ts), len(names), 3, 3))
     for i, b in enumerate(names):
-        f, p_rel, _ = info.bodies[b]
+        f, p_rel, R_rel = info.bodies[b]
         c = cols[b]
         R = np.asarray(quat_to_R(jnp.asarray(Q[:, c + 3:c + 7])))
         jpos[:, i] = Q[:, c:c + 3] + np.einsum("tij,j->ti", R, p_rel)
+        jrot[:, i] = np.einsum("tij,jk->tik", R, R_rel)
 
     # loop gaps on the jaxmbs side: rows of the equality joints
     rows = [r for j in mech.joints if j.name in info.loop_joints for r in j.rows]
@@ -868,15 +880,19 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
         raise ValueError("mujoco_settings must be 'model' or 'default'")
     dmj = mj.MjData(m)
     dmj.qpos[:], dmj.qvel[:] = info.qpos, info.qvel
+    if ctrl is not None:
+        dmj.ctrl[:] = u[:m.nu]
     mj.mj_forward(m, dmj)
     bid = [info.body_ids[b] for b in names]
     mpos = np.zeros_like(jpos)
+    mrot = np.zeros_like(jrot)
     mgap = np.zeros(len(ts))
     menergy = np.zeros(len(ts))
     k = 0
     for step in range(n + 1):
         if step % save_every == 0:
             mpos[k] = dmj.xpos[bid]
+            mrot[k] = dmj.xmat[bid].reshape(-1, 3, 3)
             mgap[k] = _mujoco_gap(m, dmj, mj)
             menergy[k] = dmj.energy[0] + dmj.energy[1]
             k += 1
@@ -884,12 +900,18 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
             mj.mj_step(m, dmj)
     energy_j = np.asarray(traj.kinetic + traj.potential)
     diff = np.linalg.norm(jpos - mpos, axis=-1)
+    # rotation angle of R_jaxmbs^T R_mujoco: 2 asin(|R_j - R_m|_F / sqrt(8)), accurate when small
+    rdiff = 2.0 * np.arcsin(np.minimum(np.linalg.norm(jrot - mrot, axis=(-2, -1)) / np.sqrt(8.0), 1.0))
     drift = lambda E: float(np.max(np.abs(E - E[0])) / max(abs(E[0]), 1.0))
     res = {
         "model": str(model_path) if not _is_xml_text(model_path) else "<MJCF string>",
         "t1": float(n * dt), "dt": dt, "t": ts, "bodies": names, "jaxmbs_pos": jpos,
         "mujoco_pos": mpos, "max_position_difference": float(np.max(diff)) if diff.size else 0.0,
         "position_difference": np.max(diff, axis=1) if diff.size else np.zeros(len(ts)),
+        "max_orientation_difference": float(np.max(rdiff)) if rdiff.size else 0.0,
+        "orientation_difference": np.max(rdiff, axis=1) if rdiff.size else np.zeros(len(ts)),
+        "body_differences": {b: (float(np.max(diff[:, i])), float(np.max(rdiff[:, i])))
+                             for i, b in enumerate(names)},
         "loop_gap": {"jaxmbs": jgap, "mujoco": mgap if rows else np.zeros(0)},
         "energy": {"jaxmbs": energy_j, "mujoco": menergy},
         "energy_drift": {"jaxmbs": drift(energy_j), "mujoco": drift(menergy)},
@@ -907,7 +929,8 @@ def summary(res) -> str:
     """A few lines describing a `compare_with_mujoco` result."""
     lg = res["loop_gap"]
     lines = [f"{res['model']}: {len(res['bodies'])} bodies, t1 = {res['t1']:g} s, dt = {res['dt']:g} s",
-             f"  max body position difference jaxmbs - MuJoCo: {res['max_position_difference']:.3g} m"]
+             f"  max body position difference jaxmbs - MuJoCo: {res['max_position_difference']:.3g} m, "
+             f"orientation {res['max_orientation_difference']:.3g} rad"]
     if lg["jaxmbs"].size:
         lines.append(f"  max loop-closure error: jaxmbs {np.max(lg['jaxmbs']):.3g}, "
                      f"MuJoCo {np.max(lg['mujoco']):.3g}")
