@@ -538,7 +538,7 @@ def _import(m, src, keyframe, qpos, qvel, contacts):
         elif et == int(ET.mjEQ_TENDON):
             t1, t2 = int(m.eq_obj1id[e]), int(m.eq_obj2id[e])
             ends = _two_site_tendon(m, t1, mj)
-            if t2 >= 0 or ends is None or np.any(data[1:5] != 0):
+            if t2 >= 0 or ends is None:  # (without tendon2 only polycoef[0] counts)
                 unmapped.append(f"{label} (only a fixed length of a spatial tendon between two "
                                 "sites maps, to a distance constraint)")
                 continue
