@@ -729,7 +729,7 @@ def _contacts(m, d, mj, contacts, frame_of, rep, parent, bname, names, model, un
         return
     law = dict(DEFAULT_CONTACT)
     if isinstance(contacts, dict):
-        if "k" in contacts and ("restitution" not in contacts and "damping" in contacts):
+        if "damping" in contacts and "restitution" not in contacts:
             law.pop("restitution"), law.pop("impact_velocity")
         law.update(contacts)
     skipped = {}

@@ -378,3 +378,128 @@ def test_cli_simulates_mjcf_and_urdf_files_and_rejects_malformed_ones(tmp_path):
     out = _cli(str(bad), "--t1", "0.1")
     assert out.returncode == 2
     assert f"model file {bad}:" in out.stderr and "error" in out.stderr.lower()
+
+
+# ---------------------------------------------------------------------- contacts
+def test_contacts_map_sphere_capsule_and_plane_geoms_with_the_geoms_friction():
+    xml = """<mujoco><compiler angle="radian" inertiafromgeom="false"/>
+    <option gravity="0 0 -9.81"/><worldbody>
+     <geom name="floor" type="plane" size="2 2 0.1" friction="0.6 0.005 0.0001"/>
+     <body name="ball" pos="0 0 0.3"><freejoint/>
+      <inertial pos="0 0 0" mass="0.5" diaginertia="2e-3 2e-3 2e-3"/>
+      <geom name="ball" type="sphere" size="0.1" friction="0.9"/></body>
+     <body name="pill" pos="0.6 0 0.3" euler="0 1.5707963267948966 0"><freejoint/>
+      <inertial pos="0 0 0" mass="0.3" diaginertia="1e-3 1e-3 4e-4"/>
+      <geom name="pill" type="capsule" size="0.05 0.1" friction="0.3"/></body>
+     <body name="cube" pos="-0.6 0 0.3"><freejoint/>
+      <inertial pos="0 0 0" mass="0.2" diaginertia="1e-4 1e-4 1e-4"/>
+      <geom name="cube" type="box" size="0.05 0.05 0.05"/></body>
+    </worldbody></mujoco>"""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        plain = from_mjcf(xml)
+    assert any("contacts (6 geom pair(s) can collide" in str(x.message) for x in w)
+    assert plain.build()[0].force_blocks == ()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        model = from_mjcf(xml, contacts=dict(k=1e5, damping=20.0))  # damped: rests soon
+    assert sorted(model.mujoco.unmapped) == [
+        "contacts of box-capsule geom pairs (1: pill-cube)",
+        "contacts of box-plane geom pairs (1: floor-cube)",
+        "contacts of box-sphere geom pairs (1: ball-cube)",
+        "contacts of capsule-sphere geom pairs (1: ball-pill)"]
+    mech, params, q0, v0 = model.build()
+    names = [n for b in mech.force_blocks for n in b.names]
+    assert sorted(names) == ["floor-ball", "floor-pill_end0", "floor-pill_end1"]
+    assert float(mech.get(params, "floor-ball.mu")) == 0.9  # the larger of the pair's
+    assert float(mech.get(params, "floor-pill_end0.mu")) == 0.6
+    assert float(mech.get(params, "floor-ball.damping")) == 20.0
+    tr = mb.simulate(mech, params, q0, v0, (0.0, 1.5), 1e-3, save_every=1500)
+    assert int(tr.status) == 0
+    k = float(mech.get(params, "floor-ball.k"))
+    z = lambda body: float(tr.q[-1, mech.coordinate_index(f"{body}.z")])
+    # at rest on the floor: k delta^1.5 = m g (Hunt-Crossley static equilibrium)
+    for body, r, mass in (("ball", 0.1, 0.5), ("pill", 0.05, 0.3 / 2)):
+        delta = (mass * 9.81 / k) ** (1 / 1.5)
+        assert abs(z(body) - (r - delta)) < 1e-5, (body, z(body), r - delta)
+    assert z("cube") < -1.0  # the box has no contact: it falls through
+
+
+# ------------------------------------------------- batches, gradients, environments
+def test_imported_models_batch_differentiate_save_and_run_in_an_environment(tmp_path):
+    from jaxmbs.envs.core import MechanismEnv
+    from jaxmbs.envs.spaces import Box
+
+    # save / load: the import is recorded as builder calls, and the file rebuilds bit for
+    # bit (armature, springs, ball joint with armature as inertia)
+    model = from_mjcf(MODELS / "double_pendulum_3d.xml", keyframe="swing")
+    mech, params, q0, v0 = model.build()
+    assert "elbow_armature.inertia" in mech.param_names()
+    path = tmp_path / "dp.json"
+    mb.save_model(model, path)
+    mech2, params2, q02, v02 = mb.load_model(path).build()
+    assert mech2.coordinate_names() == mech.coordinate_names()
+    np.testing.assert_array_equal(q02, q0)
+    np.testing.assert_array_equal(v02, v0)
+    for a, b in zip(jax.tree_util.tree_leaves(params2), jax.tree_util.tree_leaves(params)):
+        np.testing.assert_array_equal(a, b)
+    # batch over a parameter of an imported model
+    mech, params, q0, v0 = from_mjcf(MODELS / "free_body.xml", keyframe="spin").build()
+    J0 = mech.get(params, "racket.inertia")
+    E = jnp.zeros((3, 3)).at[0, 0].set(1.0)
+    inertia = lambda ds: J0 + ds * E  # about the CG, body axes: changes the tumbling
+    P = jax.vmap(lambda ds: mech.replace(params, {"racket.inertia": inertia(ds)}))(
+        jnp.array([0.0, 2e-4, 4e-4]))
+    tr = mb.simulate_batch(mech, P, q0, v0, (0.0, 0.2), 1e-3, state_axis=None, save_every=200)
+    assert np.all(np.asarray(tr.status) == 0)
+    Q = np.asarray(tr.q[:, -1, 3:7])
+    assert np.all(np.linalg.norm(np.diff(Q, axis=0), axis=1) > 1e-6)
+    # gradient through the simulation against central differences
+    ci = mech.coordinate_index("racket.q1")
+
+    def final(ds):
+        p = mech.replace(params, {"racket.inertia": inertia(ds)})
+        return mb.simulate(mech, p, q0, v0, (0.0, 0.2), 1e-3, save_every=200).q[-1, ci]
+    g = float(jax.grad(final)(1e-4))
+    h = 1e-6
+    fd = (float(final(1e-4 + h)) - float(final(1e-4 - h))) / (2 * h)
+    assert abs(g) > 1.0 and g == pytest.approx(fd, rel=1e-5)
+    # an environment on an imported model with a MuJoCo motor as its action
+    four_bar = _quiet(from_mjcf, MODELS / "spatial_four_bar.xml")
+
+    class FourBarEnv(MechanismEnv):
+        def __init__(self, **kw):
+            super().__init__(substeps=10, **kw)  # 10 ms control period, 1 ms physics steps
+            self.mechanism, self._mech_params, self._q0, self._v0 = four_bar.build()
+            self._task = dict(dt=0.01, max_steps=20)
+            self.observation_space = Box(-np.inf, np.inf, (self.mechanism.n_coords + self.mechanism.n_vel,), self.dtype)
+            self.action_space = Box(-1.0, 1.0, (1,), self.dtype)
+
+        def _initial(self, key, p):
+            return self._q0, self._v0, {}
+
+        def _controls(self, action, state, p):
+            return jnp.asarray(action, self.dtype)
+
+        def _observe(self, s, p):
+            return jnp.concatenate([s.q, s.v])
+
+        def _reward(self, s, action, u, new, p):
+            return -jnp.sum(new.v ** 2)
+
+        def _terminated(self, s, p):
+            return jnp.zeros((), bool)
+
+    env = FourBarEnv()
+    p = env.default_params
+    step = jax.jit(env.step)
+    finals = []
+    for a in (-1.0, 1.0, 3.0):  # 3 is clipped to the motor's ctrlrange (-1, 1)
+        obs, s = env.reset(jax.random.key(0), p)
+        for k in range(5):
+            obs, s, r, term, trunc, info = step(jax.random.key(k), s, jnp.asarray([a]), p)
+            assert int(info["status"]) == 0
+        assert float(env.constraint_error(s, p)) < 1e-10
+        finals.append(np.asarray(s.q))
+    assert np.max(np.abs(finals[0] - finals[1])) > 1e-4
+    np.testing.assert_allclose(finals[1], finals[2], atol=1e-14)
