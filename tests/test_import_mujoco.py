@@ -503,3 +503,19 @@ def test_imported_models_batch_differentiate_save_and_run_in_an_environment(tmp_
         finals.append(np.asarray(s.q))
     assert np.max(np.abs(finals[0] - finals[1])) > 1e-4
     np.testing.assert_allclose(finals[1], finals[2], atol=1e-14)
+
+
+# ------------------------------------------------------------------------ example
+def test_import_example_json_contract(tmp_path):
+    """examples/import_mujoco.py --json (short horizon here; the full run's figures are in
+    VALIDATION.md section 8): the free body agrees with MuJoCo and the figure is written."""
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "import_mujoco.py"), "--json",
+                        "--models", "free_body", "--t1", "0.5", "--plot-dir", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])["free_body"]
+    assert out["jaxmbs_status"] == 0 and out["t1"] == 0.5 and out["loop_gap_jaxmbs"] is None
+    assert out["max_position_difference"] < 1e-8 and out["max_orientation_difference"] < 1e-7
+    assert out["energy_drift_jaxmbs"] < 1e-8 and out["unmapped"] == []
+    assert (tmp_path / "import_free_body.png").stat().st_size > 10_000
