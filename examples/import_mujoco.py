@@ -15,13 +15,19 @@ mechanical energy of each (max |E - E0| / max(|E0|, 1); MuJoCo's mj_energyPos +
 mj_energyVel). Needs the optional extra: pip install "jaxmbs[mujoco]".
 
     python examples/import_mujoco.py [--models four_bar,arm6] [--t1 2] [--dt-tree 2.5e-4]
-        [--dt-loop 1e-3] [--plot-dir figs/] [--json]
+        [--dt-loop 1e-3] [--plot-dir figs/] [--json] [--save benchmarks/results/import_mujoco.json]
+
+--save writes the results with the machine, versions and command (BENCHMARKS.md's section
+"Imported models against MuJoCo" is generated from benchmarks/results/import_mujoco.json by
+benchmarks/make_benchmarks_md.py).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import platform
+import sys
 import time
 import warnings
 
@@ -68,6 +74,24 @@ def run(name, t1=2.0, dt_tree=2.5e-4, dt_loop=1e-3, plot_dir=None):
     }
 
 
+def save(out, path, argv, total_s):
+    """Write `out` with the machine, versions and command to `path` (JSON)."""
+    import jaxlib
+    import mujoco
+
+    info = {"command": "python examples/import_mujoco.py " + " ".join(argv),
+            "total_s": total_s, "results": out,
+            "machine": {"cpu_count": os.cpu_count(), "python": platform.python_version(),
+                        "jax": jax.__version__, "jaxlib": jaxlib.__version__,
+                        "mujoco": mujoco.__version__, "device": str(jax.devices()[0]),
+                        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "load": list(os.getloadavg()) if hasattr(os, "getloadavg") else []}}
+    d = os.path.dirname(os.path.abspath(path))
+    os.makedirs(d, exist_ok=True)
+    with open(path, "w") as fh:
+        json.dump(info, fh, indent=1)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
@@ -76,7 +100,10 @@ def main(argv=None):
     ap.add_argument("--dt-loop", type=float, default=1e-3, help="dt of the loop models (s)")
     ap.add_argument("--plot-dir", default=None, help="write import_<model>.png figures here")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--save", default=None, help="write the results with machine info (JSON)")
+    argv = sys.argv[1:] if argv is None else list(argv)
     a = ap.parse_args(argv)
+    t_start = time.perf_counter()
     names = [s.strip() for s in a.models.split(",") if s.strip()]
     for n in names:
         if n not in CASES:
@@ -88,6 +115,8 @@ def main(argv=None):
         warnings.simplefilter("ignore")  # the unmapped features are in the result
         for n in names:
             out[n] = run(n, a.t1, a.dt_tree, a.dt_loop, a.plot_dir)
+    if a.save:
+        save(out, a.save, argv, time.perf_counter() - t_start)
     if a.json:
         print(json.dumps(out))
         return out
