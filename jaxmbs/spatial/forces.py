@@ -102,6 +102,17 @@ class Axial3(_SpatialForce):
         return -F_[:, None] * Gi, -F_[:, None] * Gj, 0.5 * p["k"] * rel**2, -tnc * sd, {}
 
 
+def control_inputs(u, ctrl, fill, dtype, what):
+    """u[ctrl[k]] per instance k, `fill` where ctrl[k] < 0 (no control channel); a clear
+    error when some instance has a channel and no u was passed."""
+    if not np.any(ctrl >= 0):
+        return jnp.full(ctrl.shape, fill, dtype)
+    if u is None:
+        raise ValueError(f"this mechanism has {what} driven by control inputs; pass u "
+                         f"(shape ({int(ctrl.max()) + 1},) at least)")
+    return jnp.where(ctrl >= 0, jnp.asarray(u, dtype)[np.maximum(ctrl, 0)], fill)
+
+
 def joint_coordinate(si, sj, p, hinge):
     """A joint's coordinate x, its rate and its Jacobian blocks (k,), (k,), (k, 6), (k, 6):
     the rotation theta = atan2(g_i . f_j, f_i . f_j) (rad, in (-pi, pi], 0 in the initial
@@ -151,13 +162,7 @@ class JointActuator(_SpatialForce):
         x, xd, Gi, Gj = joint_coordinate(si, sj, p, hinge)
         gear = p["gear"]
         L, Ld = gear * (x + p["offset"]), gear * xd
-        if np.any(ctrl >= 0):
-            if a.u is None:
-                raise ValueError("this mechanism has joint actuators driven by control inputs; "
-                                 f"pass u (shape ({int(ctrl.max()) + 1},) at least)")
-            u = jnp.where(ctrl >= 0, jnp.asarray(a.u, dtype)[np.maximum(ctrl, 0)], 0.0)
-        else:
-            u = jnp.zeros(ctrl.shape, dtype)
+        u = control_inputs(a.u, ctrl, 0.0, dtype, "joint actuators")
         uc = jnp.clip(u, p["ctrlrange"][:, 0], p["ctrlrange"][:, 1])
         g, b = p["gain"], p["bias"]
         F_ = (g[:, 0] + g[:, 1] * L + g[:, 2] * Ld) * uc + b[:, 0] + b[:, 1] * L + b[:, 2] * Ld
@@ -248,13 +253,7 @@ class Load3(_SpatialForce):
         ctrl = np.asarray(a.static[0])
         floc, tloc = np.asarray(a.static[1], bool), np.asarray(a.static[2], bool)
         dtype = a.Xj.dtype
-        if np.any(ctrl >= 0):
-            if a.u is None:
-                raise ValueError("this mechanism has loads driven by control inputs; pass u "
-                                 f"(shape ({int(ctrl.max()) + 1},) at least)")
-            scale = jnp.where(ctrl >= 0, jnp.asarray(a.u, dtype)[np.maximum(ctrl, 0)], 1.0)
-        else:
-            scale = jnp.ones(ctrl.shape, dtype)
+        scale = control_inputs(a.u, ctrl, 1.0, dtype, "loads")
         sj = _Side(a.Xj, a.Vj)
         f = jnp.where(floc[:, None], mv(sj.R, p["force"]), p["force"]) * scale[:, None]
         tau = jnp.where(tloc[:, None], mv(sj.R, p["torque"]), p["torque"]) * scale[:, None]
