@@ -385,17 +385,21 @@ def _cli(*args):
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 
 
-def test_cli_simulates_an_mjcf_file_and_rejects_a_malformed_urdf(tmp_path):
-    out = _cli(str(MODELS / "free_body.xml"), "--t1", "0.05", "--json")
-    assert out.returncode == 0, out.stderr
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    assert res["failed"] == 0
+def _assert_cli_rejects_a_malformed_urdf(tmp_path):
     bad = tmp_path / "broken.urdf"
     bad.write_text("<robot name='r'><link name='a'/><joint name='j' type='revolute'>"
                    "<parent link='a'/><child link='missing'/></joint></robot>")
     out = _cli(str(bad), "--t1", "0.1")
     assert out.returncode == 2
     assert f"model file {bad}:" in out.stderr and "error" in out.stderr.lower()
+
+
+def test_cli_simulates_an_mjcf_file_and_rejects_a_malformed_urdf(tmp_path):
+    out = _cli(str(MODELS / "free_body.xml"), "--t1", "0.05", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["failed"] == 0
+    _assert_cli_rejects_a_malformed_urdf(tmp_path)
 
 
 @SLOW
@@ -406,12 +410,7 @@ def test_cli_simulates_mjcf_and_urdf_files_and_rejects_malformed_ones(tmp_path):
         res = json.loads(out.stdout.strip().splitlines()[-1])
         assert res["failed"] == 0 and res["max_constraint_error"] < 1e-10
         assert "not mapped to jaxmbs" in out.stderr  # the warning reaches the user
-    bad = tmp_path / "broken.urdf"
-    bad.write_text("<robot name='r'><link name='a'/><joint name='j' type='revolute'>"
-                   "<parent link='a'/><child link='missing'/></joint></robot>")
-    out = _cli(str(bad), "--t1", "0.1")
-    assert out.returncode == 2
-    assert f"model file {bad}:" in out.stderr and "error" in out.stderr.lower()
+    _assert_cli_rejects_a_malformed_urdf(tmp_path)
 
 
 # ---------------------------------------------------------------------- contacts
