@@ -415,7 +415,7 @@ def bricard():
     drift = float(traj.energy_drift())
     ok = rep["dof"] == 1 and len(rep["redundant"]) == 1 and int(traj.status) == 0
     return dict(problem="Bricard's overconstrained linkage, 10 s", integrator="RK4(dt=5e-4) + Projection()",
-                solver="SchurCholesky(regularization=1e-13)",
+                solver=f"SchurCholesky(regularization={ex.SOLVER.regularization:g}, refine={ex.SOLVER.refine})",
                 accuracy=f"dof {rep['dof']} (Grubler 0), redundant row {', '.join(rep['redundant'])}; P3 error {err:.1e} m vs Kane reference",
                 constraint_drift=float(np.max(np.asarray(traj.constraint_error))), energy_drift=drift,
                 wall_s=wall, target="no failed status, P3 to 1e-7 m, energy drift < 1e-9",
