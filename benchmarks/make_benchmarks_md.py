@@ -575,6 +575,43 @@ def core_ab_section(results_dir):
     return L + [""]
 
 
+def import_section(results_dir):
+    """Shipped MJCF / URDF models in jaxmbs and MuJoCo (``examples/import_mujoco.py``)."""
+    L = ["## Imported models against MuJoCo", ""]
+    R = _load(os.path.join(results_dir, "import_mujoco.json"))
+    if not R:
+        return L + ["No `results/import_mujoco.json` yet: run `python examples/import_mujoco.py "
+                    "--save benchmarks/results/import_mujoco.json`.", ""]
+    m = R.get("machine", {})
+    L += [f"Command: `{R.get('command')}` ({R.get('total_s', 0):.0f} s, with compilation); "
+          f"{m.get('cpu_count')} cores, jax {m.get('jax')}, mujoco {m.get('mujoco')}, run "
+          f"{m.get('date')}, load average at the end {', '.join(f'{x:.1f}' for x in m.get('load', []))}. "
+          "Each shipped file imported with `jaxmbs.from_mjcf` / `from_urdf` and run by "
+          "`jaxmbs.compare_with_mujoco`: both simulators RK4 with the same dt from the same "
+          "state, zero controls, float64. jaxmbs: exact constraints (projection after every "
+          "step); MuJoCo: joint coordinates, loops closed by its soft `connect` equalities with "
+          "the files' settings (MuJoCo's defaults). Position / orientation difference: the "
+          "largest over the bodies and the saved samples (on the loop models it is MuJoCo's "
+          "loop opening seen on the bodies). Loop closure: the largest distance between the two "
+          "points of a `connect`. Energy drift: max |E - E0| / max(|E0|, 1 J) of the mechanical "
+          "energy (dampers and MuJoCo's soft constraints change it); energy balance: the same for "
+          "jaxmbs's E minus the work of its non-conservative forces, which the exact solution "
+          "keeps constant. Figures (`compare_with_mujoco(..., plot=...)`): "
+          "examples/figures/import_four_bar.png, import_delta_robot.png.", "",
+          "| model | bodies | t1, dt | position diff. (m) | orientation diff. (rad) | loop closure jaxmbs (m) | loop closure MuJoCo (m) | energy drift jaxmbs / MuJoCo | energy balance jaxmbs | not mapped (off in MuJoCo) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in R.get("results", {}).items():
+        um = "; ".join(r.get("unmapped", [])) or "-"
+        if r.get("mujoco_disabled"):
+            um += f" ({', '.join(r['mujoco_disabled'])} off)"
+        L.append(f"| `{r['file']}` | {r['bodies']} | {r['t1']:g} s, {r['dt']:g} s | "
+                 f"{e(r['max_position_difference'])} | {e(r['max_orientation_difference'])} | "
+                 f"{e(r['loop_gap_jaxmbs'])} | {e(r['loop_gap_mujoco'])} | "
+                 f"{e(r['energy_drift_jaxmbs'])} / {e(r['energy_drift_mujoco'])} | "
+                 f"{e(r.get('energy_balance_drift_jaxmbs'))} | {um} |")
+    return L + [""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -601,6 +638,7 @@ def main(argv=None):
     L += envs_section(args.results)
     L += spatial_section(args.results)
     L += core_ab_section(args.results)
+    L += import_section(args.results)
     L += ["## Method", "",
           "See the docstring of `benchmarks/throughput.py`: the cases and baselines are in "
           "`benchmarks/baselines/` (cases.py, mujoco_models.py, numpy_kkt.py, reference.py), the "

@@ -24,6 +24,7 @@ from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
 from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
 from .mechanism import Mechanism, Params, State
 from .io import load_model, save_model
+from .importers import MujocoImportWarning, compare_with_mujoco, from_mjcf, from_urdf
 from .model import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .planar import curves
@@ -48,6 +49,7 @@ __all__ = [
     "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
     "run_batch", "load_batch", "shard_batch", "batch_mesh",
     "io", "save_model", "load_model",
+    "from_mjcf", "from_urdf", "compare_with_mujoco", "MujocoImportWarning",
     "fitting",
     "equilibrium", "linearize", "modes", "EquilibriumResult", "LinearModel", "Modes",
 ]

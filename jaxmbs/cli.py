@@ -2,7 +2,7 @@
 
     jaxmbs --version
     jaxmbs demo [--batch 4096] [--seed 0] [--points 73] [--out demo.png] [--no-plot] [--json]
-    jaxmbs simulate MODEL.json --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
+    jaxmbs simulate MODEL.json|MODEL.xml|MODEL.urdf --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
                     [--out results.npz] [--plot fig.png] [--json]
 
 ``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
@@ -300,12 +300,21 @@ def check_simulate_args(t1, t0=0.0, dt=1e-3, batch=1, seed=0, integrator="rk4",
                 stabilizer=stabilizer, save_every=save_every, out=out, plot=plot, n_steps=n_steps)
 
 
+MUJOCO_SUFFIXES = (".xml", ".mjcf", ".urdf")
+
+
 def _load_file(path):
-    """(mech, params, q0, v0) of a model file; any failure is a ValueError that starts with
-    the file name."""
+    """(mech, params, q0, v0) of a model file (jaxmbs JSON, or MJCF / URDF through
+    `jaxmbs.from_mjcf`); any failure is a ValueError that starts with the file name."""
     from jaxmbs.io import load_model
 
     try:
+        if str(path).lower().endswith(MUJOCO_SUFFIXES):
+            from jaxmbs.importers import from_mjcf
+
+            if not __import__("os").path.exists(path):
+                raise OSError(2, "No such file or directory", str(path))
+            return from_mjcf(path).build()
         return load_model(path).build()
     except Exception as e:  # noqa: BLE001 (json, builder and file errors alike)
         kind = "" if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: "
@@ -322,7 +331,9 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
                   plot_coords="all", _names=None) -> dict:
     """Simulate a JSON model file (``jaxmbs simulate``); returns the summary dict.
 
-    path: model file (`jaxmbs.save_model`). t0, t1, dt: time span and step, s.
+    path: model file (`jaxmbs.save_model`), or an MJCF (.xml, .mjcf) or URDF (.urdf) file
+    imported with `jaxmbs.from_mjcf` (needs the mujoco package; what the import does not
+    map is named in a warning on stderr). t0, t1, dt: time span and step, s.
     batch: number of members; perturb: ("key=rel", ...) each member's parameter `key`
     (see `Mechanism.param_names()`) scaled by 1 + rel * U(-1, 1), independently per member
     (seed: PRNG seed). integrator: rk4 | dopri5 | semi-implicit-euler | euler.
@@ -537,9 +548,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="demo.png", help="PNG to write (default demo.png)")
     d.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     d.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
-    sm = sub.add_parser("simulate", help="simulate a JSON model file (batch, perturbations, npz, plot)",
+    sm = sub.add_parser("simulate", help="simulate a model file: JSON, MJCF or URDF (batch, perturbations, npz, plot)",
                         description=" ".join(simulate_file.__doc__.split("\n\n")[0].split()))
-    sm.add_argument("model", help="JSON model file (jaxmbs.save_model)")
+    sm.add_argument("model", help="model file: jaxmbs JSON (jaxmbs.save_model), MJCF (.xml) or URDF (.urdf)")
     sm.add_argument("--t1", type=_number, required=True, help="end time, s")
     sm.add_argument("--t0", type=_number, default=0.0, help="start time, s (default 0)")
     sm.add_argument("--dt", type=_number, default=1e-3,
