@@ -18,7 +18,31 @@ from .integrators import RK4
 from .saddle import SchurCholesky
 from .stabilize import Projection
 
-__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization"]
+__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization", "ENERGY_TOL",
+           "energy_balance_error"]
+
+ENERGY_TOL = 0.05  # default energy_tol of simulate: ENERGY status above this relative error
+
+
+def energy_balance_error(kinetic, potential, work):
+    """Relative error of the energy balance over save points (last axis):
+    max |E(t) - E(t0)| / (max T + (max V - min V) + max |W|), E = T + V - W.
+
+    The denominator is the energy the motion exchanges (kinetic energy, the range of the
+    potential, the work of non-conservative forces and drivers), so the measure does not
+    depend on the zero of the potential. A stable, accurate integration gives round-off to
+    truncation-error levels (1e-12 to 1e-6); an integration beyond its stability limit (a
+    stiff spring or contact with too large a step) gives O(0.1 - 1). Returns (error,
+    floor): floor = sqrt(eps) (max T + max |V| + max |W|) / denominator is the round-off
+    level below which no error is reported (a mechanism at rest)."""
+    E = kinetic + potential - work
+    dE = jnp.max(jnp.abs(E - E[..., :1]), -1)
+    scale = (jnp.max(kinetic, -1) + jnp.max(potential, -1) - jnp.min(potential, -1)
+             + jnp.max(jnp.abs(work), -1))
+    size = jnp.max(jnp.abs(kinetic), -1) + jnp.max(jnp.abs(potential), -1) + jnp.max(jnp.abs(work), -1)
+    eps = jnp.finfo(E.dtype).eps
+    tiny = jnp.finfo(E.dtype).tiny
+    return dE / jnp.maximum(scale, tiny), jnp.sqrt(eps) * size / jnp.maximum(scale, tiny)
 
 
 class Trajectory(NamedTuple):
@@ -29,7 +53,8 @@ class Trajectory(NamedTuple):
     knife edge this is its only residual, constraint_error does not see it); kinetic, potential (s,) J; work (s,) J done
     on the system by non-conservative forces, drivers and constraint forces since t0, so
     kinetic + potential - work is constant up to integration error; status () int32 bit
-    flags (see jaxmbs.status); n_steps () steps taken (accepted, for adaptive);
+    flags (see jaxmbs.status; ENERGY when the energy balance fails, see
+    `energy_balance_error`); n_steps () steps taken (accepted, for adaptive);
     n_rejected () rejected adaptive steps.
     """
 
@@ -56,6 +81,11 @@ class Trajectory(NamedTuple):
         E = self.energy
         ref = jnp.maximum(jnp.abs(E[..., :1]), jnp.max(self.kinetic, -1, keepdims=True))
         return jnp.max(jnp.abs(E - E[..., :1]), -1) / ref[..., 0]
+
+    def energy_error(self):
+        """The relative energy-balance error that the ENERGY status flag tests
+        (`energy_balance_error`: max |E - E(t0)| over the energy exchanged)."""
+        return energy_balance_error(self.kinetic, self.potential, self.work)[0]
 
 
 def _is_tracer(*xs):
@@ -100,8 +130,9 @@ def _time_grid(t_span, dt, save_every):
 
 def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
              solver=SchurCholesky(), controls=None, save_every: int = 1,
-             drift_tol: float = 1e-6, check_initial: bool = True,
-             initial_tol: float = 1e-6, t_offset=None, checkpoint=False) -> Trajectory:
+             drift_tol: float = 1e-6, energy_tol: float | None = ENERGY_TOL,
+             check_initial: bool = True, initial_tol: float = 1e-6, t_offset=None,
+             checkpoint=False) -> Trajectory:
     """Forward dynamics from (q0, v0) over t_span = (t0, t1) (s).
 
     Args:
@@ -119,6 +150,13 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         JAX function u(t) -> (n_controls,).
       save_every: save every k-th step of the dt grid (t0 is always saved).
       drift_tol: constraint residual above which the DRIFT status flag is set.
+      energy_tol: relative energy-balance error above which the ENERGY status flag is set
+        (default 0.05): kinetic + potential - work must stay constant, and its change
+        over the save points, relative to the energy the motion exchanges, is
+        `energy_balance_error` (Trajectory.energy_error()). It catches integrations
+        beyond their stability limit (e.g. RK4 with dt * sqrt(k / m) > 2.8 for a spring
+        of stiffness k), whose states can stay bounded and finite. It is checked at the
+        save points only. None: no check.
       check_initial: when the inputs are concrete (not traced), raise ValueError if the
         initial state violates the constraints by more than initial_tol.
       t_offset: optional scalar (may be traced) added to t_span: simulations of the same
@@ -145,6 +183,7 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         if controls.ndim != 2 or controls.shape[0] != n_steps:
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
+    energy_tol = _check_energy_tol(energy_tol)
     if check_initial and not _is_tracer(params, q0, v0, t_offset):
         _check_initial_state(mech, params, q0, v0, t0 + (0.0 if t_offset is None else float(t_offset)),
                              initial_tol)
@@ -153,7 +192,19 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
     return _simulate(mech, params, q0, v0, ctrl_arr, t_start, dt=dt, n_steps=n_steps,
                      save_every=save_every, integrator=integrator, stabilizer=stabilizer,
-                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint)
+                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint,
+                     energy_tol=energy_tol)
+
+
+def _check_energy_tol(energy_tol):
+    """energy_tol as a float (or None), or ValueError."""
+    if energy_tol is None:
+        return None
+    if isinstance(energy_tol, (bool, np.bool_)) or not isinstance(energy_tol, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(energy_tol) or energy_tol <= 0:
+        raise ValueError(f"energy_tol must be a positive finite number (relative energy-balance "
+                         f"error) or None, got {energy_tol!r}")
+    return float(energy_tol)
 
 
 def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
@@ -189,7 +240,7 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
 
 
 def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, solver,
-                 stabilizer, status, drift_tol, n_taken, n_rej):
+                 stabilizer, status, drift_tol, n_taken, n_rej, energy_tol=ENERGY_TOL):
     """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)."""
     dtype = q0.dtype
     qs = jnp.concatenate([q0[None], ys[0]])
@@ -210,14 +261,17 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
 
     lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
     status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
+    if energy_tol is not None:
+        err, floor = energy_balance_error(T, V, ws)
+        status = status | jnp.where(err > energy_tol + floor, st.ENERGY, 0).astype(jnp.int32)
     return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
 
 
 @functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
                                              "stabilizer", "solver", "ctrl_fn", "drift_tol",
-                                             "checkpoint"))
+                                             "checkpoint", "energy_tol"))
 def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
-              stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+              stabilizer, solver, ctrl_fn, drift_tol, checkpoint, energy_tol=ENERGY_TOL):
     dtype = q0.dtype
     u_at = _controls_fn(ctrl_fn, ctrl_arr, n_steps, mech.n_controls, dtype)
     y0 = (q0, v0, jnp.zeros((), dtype))
@@ -288,7 +342,8 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 
     return _diagnostics(mech, params, q0, v0, ys, t0, u_at, dt=dt, n_save=n_save,
                         save_every=save_every, solver=solver, stabilizer=stabilizer,
-                        status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej)
+                        status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej,
+                        energy_tol=energy_tol)
 
 
 # ============================================================================ batch paths
@@ -589,7 +644,8 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 state_axis, t_offset, *, integrator=RK4(),
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
-                                initial_tol=1e-6, checkpoint=False):
+                                initial_tol=1e-6, checkpoint=False,
+                                energy_tol=ENERGY_TOL):  # (issue 21: energy_tol passed on)
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
@@ -612,11 +668,13 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
     return _simulate_ew(mech, params, q0, v0, ctrl_arr, t_start, params_axis=params_axis, dt=dt,
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
-                        drift_tol=drift_tol, checkpoint=checkpoint)
+                        drift_tol=drift_tol, checkpoint=checkpoint,
+                        energy_tol=_check_energy_tol(energy_tol))
 
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
-                 integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+                 integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint,
+                 energy_tol=ENERGY_TOL):
     """The element-wise batch loop: the batch's state is kept batch-last, (n, batch); each
     step is one element-wise program (`elementwise_vmap` of one member's fixed step), run
     in a scan over the steps of a save interval, itself in a scan over the intervals.
@@ -664,7 +722,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         u_at = _controls_fn(ctrl_fn, c, n_steps, nu, dtype)
         return _diagnostics(mech, p, q0m, v0m, ysm, t0, u_at, dt=dt, n_save=n_save,
                             save_every=save_every, solver=solver, stabilizer=stabilizer,
-                            status=s, drift_tol=drift_tol,
+                            status=s, drift_tol=drift_tol, energy_tol=energy_tol,
                             n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32))
 
     c_axis = None if ctrl_axis is None else 0
