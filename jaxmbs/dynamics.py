@@ -40,7 +40,11 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     """Solve the saddle-point system at (q, v, t) with controls u (n_controls,).
 
     Sign convention: M vdot + jac^T lam = Q, so the constraint forces are -jac^T lam.
+    Concrete inputs are checked (`jaxmbs.checks`: ValueError naming the item).
     """
+    from .checks import check_call
+
+    check_call(mech, params, "accelerations", q=q, v=v, t=t, u=u)  # (traced: shapes only)
     terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)

@@ -169,8 +169,14 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
     gets its own status; a failing member never affects the others.
     """
+    from . import checks
+
+    checks.check_mech(mech, "simulate")
     t0, t1, dt, n_steps = _time_grid(t_span, dt, save_every)
     n, nv = mech.n_coords, mech.n_vel
+    for x, name in ((q0, "q0"), (v0, "v0")):
+        if isinstance(x, (str, bytes, bool)) or x is None:
+            raise ValueError(f"simulate: {name} must be an array of numbers, got {x!r}")
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     if q0.shape != (n,) or v0.shape != (nv,):
         want = f"q0 and v0 must have shape ({n},)" if n == nv else \
@@ -183,10 +189,14 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         if controls.ndim != 2 or controls.shape[0] != n_steps:
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
+    checks.check_state(mech, q0, v0, names=("q0", "v0"), where="simulate")
+    _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, "simulate")
     energy_tol = _check_energy_tol(energy_tol)
     if check_initial and not _is_tracer(params, q0, v0, t_offset):
+        checks.check_params(mech, params, where="simulate: params")
         _check_initial_state(mech, params, q0, v0, t0 + (0.0 if t_offset is None else float(t_offset)),
                              initial_tol)
+        _check_solver_rows(mech, params, q0, t0, solver, "simulate")
     ctrl_fn = controls if callable(controls) else None
     ctrl_arr = None if callable(controls) else controls
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
@@ -194,6 +204,39 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
                      save_every=save_every, integrator=integrator, stabilizer=stabilizer,
                      solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint,
                      energy_tol=energy_tol)
+
+
+def _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, where):
+    """Type checks of simulate's option objects and numbers (ValueError naming them)."""
+    for name, obj, attrs, kinds in (
+            ("integrator", integrator, ("adaptive",), "jaxmbs.RK4(), SemiImplicitEuler(), Euler() or DormandPrince5()"),
+            ("stabilizer", stabilizer, ("gamma", "post_step"), "jaxmbs.Projection(), Baumgarte(alpha) or NoStabilization()"),
+            ("solver", solver, ("solve",), "jaxmbs.SchurCholesky() or DenseLU()")):
+        if not all(hasattr(obj, a) for a in attrs):
+            raise ValueError(f"{where}: {name} must be one of {kinds}, got {obj!r}")
+    for name, x in (("drift_tol", drift_tol), ("initial_tol", initial_tol)):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(x) or x < 0:
+            raise ValueError(f"{where}: {name} must be a finite number >= 0, got {x!r}")
+
+
+def _check_solver_rows(mech, params, q0, t0, solver, where):
+    """DenseLU solves the KKT matrix by LU, which is singular with redundant rows (the run
+    would freeze at t0 with NONFINITE): refuse them for concrete inputs, naming the rows."""
+    from .saddle import DenseLU
+
+    if not isinstance(solver, DenseLU) or mech.n_constraints == 0:
+        return
+    from .analysis import constraint_report
+
+    rep = constraint_report(mech, params, q0, t0, check=False)
+    if rep["redundant"]:
+        raise ValueError(
+            f"{where}: the constraint rows {', '.join(rep['redundant'])} are redundant (they depend "
+            f"on other rows: rank {rep['rank']} of {rep['n_constraints']}); DenseLU factorises the "
+            "full KKT matrix, which is then singular. Use solver=jaxmbs.SchurCholesky() (the "
+            "default: it drops redundant rows, their multipliers are 0), or remove the redundant "
+            "joints")
 
 
 def _check_energy_tol(energy_tol):
@@ -205,6 +248,140 @@ def _check_energy_tol(energy_tol):
         raise ValueError(f"energy_tol must be a positive finite number (relative energy-balance "
                          f"error) or None, got {energy_tol!r}")
     return float(energy_tol)
+
+
+def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axis=0,
+                       t_offset=None, options=None):
+    """The checks of `simulate_batch` before anything is traced (issue 21): mech; params_axis
+    (0, None, or a pytree prefix of params of 0 / None); q0, v0 of shapes (batch, n_coords),
+    (batch, n_vel) (state_axis=0) or (n_coords,), (n_vel,) (None), real numbers; one batch
+    size for the batched params leaves and the states (ValueError naming params / q0 and
+    params_axis); the option objects; and, with check_initial (default) and concrete
+    inputs, the initial consistency that `simulate` checks, for every member whose inputs
+    are finite (ValueError naming the member and the rows). Non-finite or invalid parameter
+    values of a member are not refused: in a batch they are data, and that member's run
+    ends with a status flag (see `simulate_batch`)."""
+    from . import checks
+
+    where = "simulate_batch"
+    checks.check_mech(mech, where)
+    from .mechanism import Params
+
+    if not isinstance(params, Params):
+        raise ValueError(f"{where}: params must be the Params of build() (batched with "
+                         f"jax.vmap(lambda x: mech.replace(params, {{...}}))(values)), got "
+                         f"{type(params).__name__}")
+    opts = dict(options or {})
+    _check_options(opts.get("integrator", RK4()), opts.get("stabilizer", Projection()),
+                   opts.get("solver", SchurCholesky()), opts.get("save_every", 1),
+                   opts.get("drift_tol", 1e-6), opts.get("initial_tol", 1e-6), where)
+    if "energy_tol" in opts:
+        _check_energy_tol(opts["energy_tol"])
+    ci = opts.get("check_initial", True)
+    if not isinstance(ci, (bool, np.bool_)):
+        raise ValueError(f"{where}: check_initial must be True or False, got {ci!r}")
+    # params_axis: 0, None or a pytree prefix of 0 / None
+    try:
+        axes = _axes_tree(params_axis, params)
+        ax_leaves = jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: params_axis must be 0, None or a pytree prefix of params "
+                         f"with 0 / None leaves, got {params_axis!r}") from None
+    if any(a not in (0, None) or isinstance(a, bool) for a in ax_leaves):
+        raise ValueError(f"{where}: params_axis must be 0 (batched along the first axis) or None "
+                         f"(shared), got {params_axis!r}")
+    batched = state_axis == 0
+    # (a non-finite member is data: its run ends NONFINITE, the others are unaffected)
+    checks.check_state(mech, q0, v0, batch=batched, names=("q0", "v0"), where=where, finite=False)
+    sizes = {}
+    if batched:
+        sizes["q0"] = int(np.shape(q0)[0])
+        if np.shape(v0)[0] != sizes["q0"]:
+            raise ValueError(f"{where}: q0 and v0 need the same batch size, got {np.shape(q0)} and "
+                             f"{np.shape(v0)}")
+    pleaves = jax.tree_util.tree_leaves_with_path(params)
+    gax = axes.gravity
+    if gax == 0 and np.ndim(params.gravity) < 2:
+        raise ValueError(
+            f"{where}: params is not batched (params.gravity has shape {np.shape(params.gravity)}), "
+            f"but params_axis={params_axis!r} batches it along the first axis: for one set of "
+            "params shared by a batch of states pass params_axis=None; for one set per member "
+            "batch them with jax.vmap(lambda x: mech.replace(params, {...}))(values)")
+    for (path, leaf), ax in zip(pleaves, jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)):
+        if ax == 0:
+            if np.ndim(leaf) == 0:
+                raise ValueError(f"{where}: params{jax.tree_util.keystr(path)} is a scalar, but "
+                                 "params_axis=0 batches every params leaf along its first axis; "
+                                 "pass params_axis=None to share one set of params")
+            sizes.setdefault(f"params{jax.tree_util.keystr(path)}", int(np.shape(leaf)[0]))
+    if not sizes:
+        raise ValueError(f"{where}: nothing is batched: give params_axis=0 (params batched with "
+                         "jax.vmap) or state_axis=0 (q0, v0 of shape (batch, n))")
+    if len(set(sizes.values())) > 1:
+        qb = sizes.get("q0")
+        odd = [(k, b) for k, b in sizes.items() if k != "q0" and b != (qb if qb is not None else b)]
+        if qb is None:
+            first = next(iter(sizes.values()))
+            odd = [(k, b) for k, b in sizes.items() if b != first]
+        k, b = odd[0]
+        raise ValueError(
+            f"{where}: the batch sizes differ: q0 has {qb if qb is not None else '-'} rows, "
+            f"{k} has {b} along its first axis (params_axis={params_axis!r}). With "
+            "params_axis=0 every params leaf needs the batch size as its first axis (batch "
+            "params with jax.vmap(lambda x: mech.replace(params, {...}))(values)); for one set "
+            "of params shared by a batch of states pass params_axis=None")
+    if ci and not _is_tracer(params, q0, v0, t_offset):
+        t0 = float(t_span[0]) + (0.0 if t_offset is None else float(np.asarray(t_offset)))
+        _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis,
+                                 opts.get("initial_tol", 1e-6), opts.get("solver", SchurCholesky()))
+
+
+def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, solver):
+    """ValueError if a member with finite inputs violates the constraints at t0 by more
+    than tol (position or velocity level), naming the member and the rows."""
+    if mech.n_constraints == 0:
+        return
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    paxes = jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
+    treedef = jax.tree_util.tree_structure(params)
+    in_axes = jax.tree_util.tree_unflatten(treedef, paxes)
+
+    def one(p, q, v):
+        terms = constraint_terms(mech, p, q, v, t0)
+        fin = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
+        for leaf in jax.tree_util.tree_leaves(p):
+            fin = fin & jnp.all(jnp.isfinite(leaf))
+        return terms.phi, terms.jac @ v + terms.phit, fin
+
+    phi, vel, fin = _batch_residuals(mech, in_axes, state_axis)(one, params, q0, v0)
+    phi, vel, fin = np.asarray(phi), np.asarray(vel), np.asarray(fin)
+    names = mech.constraint_names()
+    for what, r in (("position", phi), ("velocity", vel)):
+        err = np.where(fin[:, None], np.abs(r), 0.0)
+        bad = np.nonzero(np.max(err, axis=1) > tol)[0]
+        if bad.size:
+            b = int(bad[0])
+            worst = ", ".join(f"{names[i]} = {r[b, i]:.3g}" for i in np.argsort(-err[b])[:4] if err[b, i] > tol)
+            raise ValueError(
+                f"simulate_batch: inconsistent initial state of batch member {b} "
+                f"({bad.size} of {len(fin)} members): {what} constraint residuals above {tol:g}: "
+                f"{worst}. Assemble every member first, e.g. jax.vmap(lambda p, q, v: "
+                "jaxmbs.assemble(mech, p, q, v))(params, q0, v0), or pass check_initial=False "
+                "to simulate from it anyway")
+    ok = np.nonzero(fin)[0]
+    if ok.size:
+        b = int(ok[0])
+        pb = jax.tree_util.tree_map(lambda a, x: x[b] if a == 0 else x,
+                                    jax.tree_util.tree_unflatten(treedef, paxes), params,
+                                    is_leaf=lambda a: a is None)
+        qb = q0[b] if state_axis == 0 else q0
+        _check_solver_rows(mech, pb, qb, t0, solver, "simulate_batch")
+
+
+def _batch_residuals(mech, in_axes, state_axis):
+    def run(one, params, q0, v0):
+        return jax.jit(jax.vmap(one, in_axes=(in_axes, state_axis, state_axis)))(params, q0, v0)
+    return run
 
 
 def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
@@ -415,6 +592,9 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
     t_span = (float(t_span[0]), float(t_span[1]))
     dt = float(dt)
+    # (issue 21: shapes, batch sizes, options and initial consistency, before tracing)
+    check_batch_inputs(mech, params, q0, v0, t_span, params_axis=params_axis,
+                       state_axis=state_axis, t_offset=t_offset, options=kwargs)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     kwargs = dict(kwargs)
     controls = kwargs.pop("controls", None)

@@ -133,6 +133,13 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
+    def validate(self, p):
+        """Rules of concrete parameters beyond finiteness (which the core checks):
+        p {field: NumPy array (..., k, *field shape)} -> [(field, bad (..., k) bool,
+        'must be ...')]; leading axes are batch axes. Called by `jaxmbs.checks.check_params`
+        for concrete Params (Mechanism.replace, simulate, assemble, ...), never traced."""
+        return []
+
 
 class ConstraintFamily:
     """r rows per instance between frames of kind `frame`.
@@ -154,6 +161,12 @@ class ConstraintFamily:
 
     def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
         raise NotImplementedError
+
+    def validate(self, p):
+        """Rules of concrete parameters (see BodyFamily.validate); by default the field
+        rules of `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields)
 
 
 class ForceArgs(NamedTuple):
@@ -197,6 +210,13 @@ class ForceFamily:
 
     def evaluate(self, p, a: ForceArgs):
         raise NotImplementedError
+
+    def validate(self, p):
+        """Rules of concrete parameters (see BodyFamily.validate); by default the field
+        rules of `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii
+        and slip velocity > 0, contact exponent >= 1)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields)
 
 
 class _Registry(NamedTuple):

@@ -279,6 +279,24 @@ class SpatialRigidBody(F.BodyFamily):
     def inertia_data(self, p):
         return p["mass"], p["inertia"], p["cg"]
 
+    def validate(self, p):
+        """mass > 0 (kg); inertia (3, 3) about the CG symmetric, positive definite and
+        obeying the triangle inequality I3 <= I1 + I2 of a physical body (as the builder)."""
+        J = np.asarray(p["inertia"], float)
+        fin = np.all(np.isfinite(J), axis=(-2, -1))
+        Jf = np.where(fin[..., None, None], J, np.eye(3))
+        big = np.maximum(1.0, np.max(np.abs(Jf), axis=(-2, -1)))
+        sym = np.max(np.abs(Jf - np.swapaxes(Jf, -1, -2)), axis=(-2, -1)) <= 1e-12 * big
+        ev = np.linalg.eigvalsh(0.5 * (Jf + np.swapaxes(Jf, -1, -2)))
+        pd = ev[..., 0] > 0
+        tri = ev[..., 2] <= ev[..., 0] + ev[..., 1] + 1e-12 * np.abs(ev[..., 2])
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
+                ("inertia", fin & ~sym, "must be a symmetric 3x3 tensor (kg m^2)"),
+                ("inertia", fin & sym & ~pd, "must be positive definite (kg m^2; principal "
+                                              "moments > 0)"),
+                ("inertia", fin & sym & pd & ~tri, "must obey the triangle inequality "
+                                                   "I3 <= I1 + I2 of a physical body")]
+
     # linear inertial parameters: m, m c (3), J_ref about the reference point (6)
     inertial_labels = ("m", "mcx", "mcy", "mcz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
 
@@ -320,6 +338,9 @@ class Particle3DBody(F.BodyFamily):
     def inertia_data(self, p):
         m = p["mass"]
         return m, jnp.zeros(m.shape + (3, 3), m.dtype), jnp.zeros(m.shape + (3,), m.dtype)
+
+    def validate(self, p):
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
 
     inertial_labels = ("m",)
 
