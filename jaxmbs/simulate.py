@@ -1,7 +1,17 @@
-"""simulate(): the jitted forward-dynamics entry point, driven by `lax.scan`."""
+"""simulate(): the jitted forward-dynamics entry point, driven by `lax.scan`.
+
+`jaxmbs.simulate` is this module *and* the function: the module is callable, and calling
+it calls `simulate` (issue 21). So `jaxmbs.simulate(mech, params, q0, v0, t_span, dt)`
+runs a simulation, `import jaxmbs.simulate` gives this module (not the function that a
+re-export would shadow it with), and `from jaxmbs.simulate import simulate, _simulate`
+give the functions. `inspect.signature(jaxmbs.simulate)` is the function's.
+"""
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
+import types
 import warnings
 from typing import NamedTuple
 
@@ -908,3 +918,16 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     c_axis = None if ctrl_axis is None else 0
     return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0, c_axis))(params, q0, v0, ys, status,
                                                                      ctrl_arr)
+
+
+# ------------------------------------------------------------- the callable module
+class _CallableModule(types.ModuleType):
+    """The module jaxmbs.simulate, callable as the function `simulate` (see the module
+    docstring)."""
+
+    def __call__(self, *args, **kwargs):
+        return simulate(*args, **kwargs)
+
+
+__signature__ = inspect.signature(simulate)
+sys.modules[__name__].__class__ = _CallableModule
