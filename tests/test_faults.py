@@ -350,6 +350,325 @@ def test_reference_folder_loads(faults):
     assert res["q"].shape == (2, 3, 6) and np.all(res["status"] == 0)
 
 
+# --------------------------------------------------------------------------- the builders
+# Every public builder method of Model and SpatialModel, fed one bad argument at a time:
+# the call must raise a ValueError naming the argument (or the bad name), and leave the
+# builder exactly as it was (issue 21 item 5: a failed call takes no name and adds
+# nothing), after which the valid call still succeeds.
+NAN, INF = float("nan"), float("inf")
+
+
+def _planar_base():
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("a", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    m.add_body("b", mass=1.0, inertia=0.1, position=(1.5, 0.0))
+    m.add_body("w", mass=1.0, inertia=0.1, position=(3.0, 0.5))
+    m.add_particle("p", mass=1.0, position=(2.0, 1.0))
+    m.add_revolute("O", "ground", "a", at=(0.0, 0.0))
+    m.add_revolute("A", "a", "b", at=(1.0, 0.0))
+    m.add_prismatic("S", "ground", "w", axis=(1.0, 0.0), at=(3.0, 0.5))
+    m.add_point_on_line("L", "ground", "p", axis=(1.0, 0.0), at=(2.0, 1.0))
+    return m
+
+
+def _spatial_base():
+    m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_body("a", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(0.5, 0.0, 0.0))
+    m.add_body("b", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(1.5, 0.0, 0.0))
+    m.add_body("w", mass=1.0, inertia=(0.02, 0.02, 0.04), position=(3.0, 0.0, 0.5))
+    m.add_particle("p", mass=1.0, position=(2.0, 1.0, 0.0))
+    m.add_revolute("R", "ground", "a", at=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+    m.add_spherical("A", "a", "b", at=(1.0, 0.0, 0.0))
+    m.add_prismatic("S", "ground", "w", at=(3.0, 0.0, 0.5), axis=(1.0, 0.0, 0.0))
+    return m
+
+
+def _kinds(d):
+    """The bad values of each kind of argument: (label, value, fragment or None = the
+    argument's name must appear in the message)."""
+    vec = lambda n: [("NaN", [NAN] + [0.0] * (n - 1), None), ("inf", [INF] + [0.0] * (n - 1), None),
+                     (f"{n + 1} entries", [1.0] * (n + 1), None), ("text", "ab", None),
+                     ("bool", True, None), ("scalar", 5.0, None)]
+    num = [("NaN", NAN, None), ("inf", INF, None), ("text", "1", None), ("bool", True, None),
+           ("list", [1.0, 2.0], None)]
+    return {
+        "name": [("None", None, "name"), ("''", "", "name"), ("int", 5, "name"),
+                 ("with a dot", "x.y", "'.'"), ("taken", "a", "duplicate name 'a'")],
+        "body": [("unknown", "nobody", "unknown body 'nobody'"), ("int", 3, "unknown body 3")],
+        "joint": [("unknown", "nojoint", "nojoint")],
+        "positive": num + [("0", 0.0, None), ("negative", -1.0, None), ("None", None, None)],
+        "nonneg": num + [("negative", -1.0, None), ("None", None, None)],
+        "finite": num + [("None", None, None)],
+        "finite?": num,  # (optional: None is valid)
+        "vec": vec(d) + [("None", None, None)],
+        "vec?": vec(d),
+        "axis": vec(d) + [("zero", [0.0] * d, None)],
+        "fn": [("int", 5, None), ("text", "f", None), ("None", None, None)],
+        "profile": [("NaN", NAN, None), ("inf", INF, None), ("text", "x", None),
+                    ("bool", True, None), ("None", None, None),
+                    ("profile with NaN", mb.constant_velocity(NAN), None)],
+        "control": [("negative", -1, None), ("float", 1.5, None), ("text", "0", None),
+                    ("bool", True, None)],
+        "local": [("text", "yes", None), ("int", 2, None), ("None", None, None)],
+        "coordinate": [("unknown", "z", None), ("int", 5, None)],
+        "damping_model": [("unknown", "foo", None), ("int", 5, None)],
+        "restitution": [("above 1", 1.5, None), ("negative", -0.1, None), ("NaN", NAN, None),
+                        ("text", "x", None)],
+        "user_params": [("NaN", [NAN], "params"), ("text", "x", "params"),
+                        ("bool", True, "params")],
+        "curve": [("unknown kind", ("blob", 1.0), None), ("int", 5, None), ("None", None, None)],
+        "xs": [("not increasing", [0.0, 2.0, 1.0, 3.0], None), ("2 samples", [0.0, 1.0], None),
+               ("NaN", [0.0, NAN, 2.0, 3.0], None), ("text", "abc", None)],
+        "ys": [("3 samples", [0.0, 0.0, 0.0], None), ("NaN", [0.0, NAN, 0.0, 0.0], None)],
+        "inertia3": [("0", 0.0, None), ("negative", -1.0, None), ("NaN", [NAN, 1.0, 1.0], None),
+                     ("triangle inequality", [1.0, 1.0, 3.0], "triangle"),
+                     ("asymmetric", [[1.0, 0.5, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], "symmetric"),
+                     ("not positive definite", [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], "positive definite"),
+                     ("text", "x", None), ("bool", True, None), ("2 entries", [1.0, 2.0], None)],
+        "orientation": [("non-unit quaternion", [1.0, 0.0, 0.0, 0.5], None),
+                        ("not orthonormal", [[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], None),
+                        ("reflection", [[-1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], None),
+                        ("NaN", [NAN, 0.0, 0.0, 0.0], None), ("text", "x", None),
+                        ("2 entries", [1.0, 0.0], None), ("bool", True, None)],
+        "motion": [("unknown", "twist", None), ("int", 1, None)],
+    }
+
+
+LAW = {"k": "positive", "exponent": "finite", "friction": "nonneg", "slip_velocity": "positive",
+       "damping": "finite?"}
+PLANAR_CALLS = {  # method: (valid arguments, {argument: kind})
+    "add_body": (dict(name="n", mass=1.0, inertia=0.1, position=(0.0, 1.0), angle=0.1),
+                 dict(name="name", mass="positive", inertia="positive", position="vec",
+                      angle="finite", cg="vec", velocity="vec", angular_velocity="finite")),
+    "add_particle": (dict(name="n", mass=1.0, position=(0.0, 2.0)),
+                     dict(name="name", mass="positive", position="vec", velocity="vec")),
+    "add_revolute": (dict(name="n", body_i="b", body_j="w", at=(2.0, 0.0)),
+                     dict(name="name", body_i="body", body_j="body", at="vec?",
+                          point_i="vec?", point_j="vec?")),
+    "add_prismatic": (dict(name="n", body_i="a", body_j="b", axis=(1.0, 0.0), at=(1.0, 0.0)),
+                      dict(name="name", body_i="body", body_j="body", axis="axis", at="vec?",
+                           axis_i="vec?")),
+    "add_point_on_line": (dict(name="n", body_i="ground", body_j="b", axis=(0.0, 1.0), at=(1.5, 0.0)),
+                          dict(name="name", body_i="body", body_j="body", axis="axis", at="vec?",
+                               point_j="vec?")),
+    "add_weld": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0)),
+                 dict(name="name", body_i="body", body_j="body", at="vec?", point_i="vec?")),
+    "add_distance": (dict(name="n", body_i="a", body_j="p", at_i=(0.5, 0.0), at_j=(2.0, 1.0)),
+                     dict(name="name", body_i="body", body_j="body", at_i="vec?", at_j="vec?",
+                          length="profile?")),
+    "drive_joint": (dict(name="n", joint="O", profile=mb.constant_velocity(1.0)),
+                    dict(name="name", joint="joint", profile="profile")),
+    "drive_coordinate": (dict(name="n", body="a", coordinate="x", profile=0.5),
+                         dict(name="name", body="body", coordinate="coordinate", profile="profile")),
+    "drive_angle": (dict(name="n", body="b", profile=0.0),
+                    dict(name="name", body="body", profile="profile", relative_to="body")),
+    "add_cam": (dict(name="n", body_i="ground", body_j="w", curve_i=("line", (0.0, 0.0), (1.0, 0.0)),
+                     curve_j=("circle", (0.0, 0.0), 0.5)),
+                dict(name="name", body_i="body", body_j="body", curve_i="curve", curve_j="curve",
+                     s_i="finite?", s_j="finite?")),
+    "add_gear": (dict(name="n", body_i="a", body_j="w", ratio=-0.5),
+                 dict(name="name", body_i="body", body_j="body", ratio="finite")),
+    "add_rack_pinion": (dict(name="n", rack="ground", pinion="b", radius=0.1, axis=(1.0, 0.0)),
+                        dict(name="name", rack="body", pinion="body", radius="positive",
+                             axis="axis", at="vec?", point_j="vec?")),
+    "add_rolling_disc": (dict(name="n", track="ground", disc="w", radius=0.5, axis=(1.0, 0.0)),
+                         dict(name="name", track="body", disc="body", radius="positive",
+                              axis="axis", at="vec?", point_j="vec?")),
+    "add_knife_edge": (dict(name="n", body="b", at=(1.5, 0.0), axis=(1.0, 0.0)),
+                       dict(name="name", body="body", at="vec?", point="vec?", axis="axis",
+                            surface="body")),
+    "add_spring": (dict(name="n", body_i="ground", body_j="b", k=10.0, c=0.1, at_i=(2.0, 0.0),
+                        at_j=(1.5, 0.0)),
+                   dict(name="name", body_i="body", body_j="body", k="nonneg", c="nonneg",
+                        length="finite?", force="finite", at_i="vec?", at_j="vec?")),
+    "add_torsion_spring": (dict(name="n", body_i="a", body_j="b", k=1.0),
+                           dict(name="name", body_i="body", body_j="body", k="nonneg",
+                                c="nonneg", angle="finite?", torque="finite")),
+    "add_load": (dict(name="n", body="b", force=(0.0, 1.0), torque=0.0),
+                 dict(name="name", body="body", force="vec", torque="finite", at="vec?",
+                      control="control", local="local", fn="fn?")),
+    "add_circle_line_contact": (dict(name="n", body_i="ground", body_j="w", radius=0.5, k=1e4),
+                                dict(name="name", body_i="body", body_j="body", radius="positive",
+                                     normal="axis", damping_model="damping_model",
+                                     restitution="restitution", **LAW)),
+    "add_circle_circle_contact": (dict(name="n", body_i="b", body_j="w", radius_i=0.1,
+                                       radius_j=0.1, k=1e4),
+                                  dict(name="name", body_i="body", body_j="body",
+                                       radius_i="positive", radius_j="positive", **LAW)),
+    "add_circle_profile_contact": (dict(name="n", body="w", radius=0.5, profile=lambda x: 0.0 * x,
+                                        k=1e4),
+                                   dict(name="name", body="body", radius="positive",
+                                        profile="fn", **LAW)),
+    "add_circle_terrain_contact": (dict(name="n", body="w", radius=0.5, xs=[0.0, 1.0, 2.0, 3.0],
+                                        ys=[0.0, 0.0, 0.0, 0.0], k=1e4),
+                                   dict(name="name", body="body", radius="positive", xs="xs",
+                                        ys="ys", **LAW)),
+    "add_rotating_frame": (dict(omega=1.0, name="n"), dict(omega="profile", name="name")),
+    "add_constraint": (dict(name="n", fn=lambda q, t: q[:1] * 0.0),
+                       dict(name="name", fn="fn", params="user_params")),
+    "add_velocity_constraint": (dict(name="n", fn=lambda q, v, t: v[:1] * 0.0),
+                                dict(name="name", fn="fn", params="user_params")),
+    "add_force": (dict(name="n", fn=lambda q, v, t, u: 0.0 * v),
+                  dict(name="name", fn="fn", params="user_params")),
+}
+SPATIAL_CALLS = {
+    "add_body": (dict(name="n", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(0.0, 1.0, 0.0)),
+                 dict(name="name", mass="positive", inertia="inertia3", position="vec",
+                      orientation="orientation", cg="vec", velocity="vec",
+                      angular_velocity="vec?", angular_velocity_body="vec?")),
+    "add_particle": (dict(name="n", mass=1.0, position=(0.0, 2.0, 0.0)),
+                     dict(name="name", mass="positive", position="vec", velocity="vec")),
+    "add_spherical": (dict(name="n", body_i="b", body_j="w", at=(2.0, 0.0, 0.0)),
+                      dict(name="name", body_i="body", body_j="body", at="vec?", point_i="vec?",
+                           point_j="vec?")),
+    "add_revolute": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0)),
+                     dict(name="name", body_i="body", body_j="body", at="vec?", axis="axis",
+                          axis_i="vec?", point_i="vec?")),
+    "add_universal": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0, 0.0),
+                           axis_i=(0.0, 0.0, 1.0), axis_j=(0.0, 1.0, 0.0)),
+                      dict(name="name", body_i="body", body_j="body", at="vec?", axis_i="axis",
+                           axis_j="axis")),
+    "add_cylindrical": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0)),
+                        dict(name="name", body_i="body", body_j="body", at="vec?", axis="axis")),
+    "add_prismatic": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0, 0.0), axis=(1.0, 0.0, 0.0)),
+                      dict(name="name", body_i="body", body_j="body", at="vec?", axis="axis")),
+    "add_weld": (dict(name="n", body_i="a", body_j="b", at=(1.0, 0.0, 0.0)),
+                 dict(name="name", body_i="body", body_j="body", at="vec?", point_j="vec?")),
+    "add_distance": (dict(name="n", body_i="a", body_j="p", at_i=(0.5, 0.0, 0.0), at_j=(2.0, 1.0, 0.0)),
+                     dict(name="name", body_i="body", body_j="body", at_i="vec?", at_j="vec?",
+                          length="profile?")),
+    "add_point_on_line": (dict(name="n", body_i="ground", body_j="b", at=(1.5, 0.0, 0.0),
+                               axis=(1.0, 0.0, 0.0)),
+                          dict(name="name", body_i="body", body_j="body", at="vec?", axis="axis")),
+    "add_point_on_plane": (dict(name="n", body_i="ground", body_j="b", at=(1.5, 0.0, 0.0),
+                                normal=(0.0, 0.0, 1.0)),
+                           dict(name="name", body_i="body", body_j="body", at="vec?",
+                                normal="axis")),
+    "add_parallel_axes": (dict(name="n", body_i="a", body_j="b", axis=(0.0, 0.0, 1.0)),
+                          dict(name="name", body_i="body", body_j="body", axis="axis")),
+    "add_perpendicular_axes": (dict(name="n", body_i="a", body_j="b", axis_i=(0.0, 0.0, 1.0),
+                                    axis_j=(1.0, 0.0, 0.0)),
+                               dict(name="name", body_i="body", body_j="body", axis_i="axis",
+                                    axis_j="axis")),
+    "drive_joint": (dict(name="n", joint="R", profile=mb.constant_velocity(1.0)),
+                    dict(name="name", joint="joint", profile="profile", motion="motion")),
+    "drive_point": (dict(name="n", body="b", profile=0.0, at=(1.5, 0.0, 0.0)),
+                    dict(name="name", body="body", profile="profile", at="vec?", axis="axis")),
+    "add_rolling_disc": (dict(name="n", disc="w", radius=0.5, axle=(0.0, 1.0, 0.0)),
+                         dict(name="name", disc="body", radius="positive", axle="axis",
+                              center="vec?", surface="body", plane_point="vec",
+                              plane_normal="axis")),
+    "add_spring": (dict(name="n", body_i="ground", body_j="b", k=10.0, at_i=(2.0, 0.0, 0.0),
+                        at_j=(1.5, 0.0, 0.0)),
+                   dict(name="name", body_i="body", body_j="body", k="nonneg", c="nonneg",
+                        length="finite?", force="finite", at_i="vec?")),
+    "add_torsion_spring": (dict(name="n", joint="R", k=1.0),
+                           dict(name="name", joint="joint", k="nonneg", c="nonneg",
+                                angle="finite", torque="finite")),
+    "add_bushing": (dict(name="n", body_i="a", body_j="b", k_translation=1e3, k_rotation=10.0,
+                         at=(1.0, 0.0, 0.0)),
+                    dict(name="name", body_i="body", body_j="body", k_translation="nonneg",
+                         k_rotation="nonneg", c_translation="nonneg", c_rotation="nonneg",
+                         at="vec?", orientation="orientation")),
+    "add_load": (dict(name="n", body="b", force=(0.0, 0.0, 1.0)),
+                 dict(name="name", body="body", force="vec", torque="vec", at="vec?",
+                      control="control", local="local", fn="fn?")),
+    "add_sphere_plane_contact": (dict(name="n", plane_body="ground", sphere_body="w", radius=0.5,
+                                      k=1e4),
+                                 dict(name="name", plane_body="body", sphere_body="body",
+                                      radius="positive", plane_point="vec", normal="axis",
+                                      damping_model="damping_model", **LAW)),
+    "add_sphere_sphere_contact": (dict(name="n", body_i="b", body_j="w", radius_i=0.1,
+                                       radius_j=0.1, k=1e4),
+                                  dict(name="name", body_i="body", body_j="body",
+                                       radius_i="positive", radius_j="positive", **LAW)),
+    "add_constraint": (dict(name="n", fn=lambda q, t: q[:1] * 0.0),
+                       dict(name="name", fn="fn", params="user_params")),
+    "add_velocity_constraint": (dict(name="n", fn=lambda q, v, t: v[:1] * 0.0),
+                                dict(name="name", fn="fn", params="user_params")),
+    "add_force": (dict(name="n", fn=lambda q, v, t, u: 0.0 * v),
+                  dict(name="name", fn="fn", params="user_params")),
+}
+BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
+
+
+def _same_state(a, b):
+    """Deep equality of two builder snapshots (NumPy arrays compared by value)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same_state(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+    return a is b or a == b
+
+
+def _builder_call(builder, method, good, bad):
+    """One refused builder call: raises its ValueError after checking that the builder is
+    unchanged and that the valid call still succeeds (the name was not taken)."""
+    def call(_s=None):
+        base, _, _ = BUILDERS[builder]
+        m = base()
+        before, calls = m._snapshot(), list(m._calls)
+        try:
+            getattr(m, method)(**{**good, **bad})
+        except ValueError as e:
+            assert _same_state(m._snapshot(), before) and m._calls == calls, \
+                f"the failed {builder}.{method} call changed the builder"
+            getattr(m, method)(**good)  # the name is free and the builder consistent
+            m.build()
+            raise e
+    return call
+
+
+def _builder_rows():
+    rows = []
+    for builder, (_, calls, d) in BUILDERS.items():
+        kinds = _kinds(d)
+        for method, (good, spec) in calls.items():
+            for arg, kind in spec.items():
+                values = kinds[kind.rstrip("?")] if kind not in kinds else kinds[kind]
+                if kind.endswith("?") and kind not in kinds:  # optional: None is valid
+                    values = [v for v in kinds[kind[:-1]] if v[1] is not None]
+                for label, value, frag in values:
+                    frag = frag or arg
+                    rows.append(bad(f"{builder}.{method}", f"{arg}={label}",
+                                    _builder_call(builder, method, good, {arg: value}), frag))
+    return rows
+
+
+BUILDER = _builder_rows()
+
+
+def test_every_builder_method_is_covered():
+    """The tables name every public (recorded) builder method of both builders, and each
+    valid base call succeeds (so every row spoils one argument of a working call)."""
+    import inspect
+
+    for builder, (base, calls, _) in BUILDERS.items():
+        cls = getattr(mb, builder)
+        methods = {n for n, f in inspect.getmembers(cls, inspect.isfunction)
+                   if hasattr(f, "__wrapped__") and not n.startswith("_")}
+        assert methods == set(calls), (builder, methods ^ set(calls))
+        for method, (good, _) in calls.items():
+            m = base()
+            getattr(m, method)(**good)
+            m.build()
+
+
+@pytest.mark.parametrize("case", BUILDER, ids=[c.id for c in BUILDER])
+def test_builder_bad_argument_is_refused_and_takes_nothing(case):
+    """ValueError naming the argument; the builder unchanged (item 5: the name is not
+    taken) and the valid call still succeeds."""
+    count(case.entry, "bad inputs tried")
+    with pytest.raises(ValueError) as err:
+        case.call(None)
+    msg = str(err.value)
+    missing = [f for f in case.fragments if f not in msg]
+    assert not missing, f"message lacks {missing}: {msg}"
+    count(case.entry, "refused, naming the item")
+
+
 # --------------------------------------------------------------------------- the command line
 SIM = ["simulate", MODEL, "--t1", "0.1"]
 CLI = [  # (label, argv, fragments of the one-line message)
