@@ -453,7 +453,9 @@ def _inverse(mech, params, kin, u, solver):
 
     lam, sts, qdd = jax.vmap(one)(kin.q, kin.v, kin.t)
     reac = jax.vmap(lambda q, l: reactions(mech, params, q, l))(kin.q, lam)
-    status = kin.status | jnp.bitwise_or.reduce(sts)
+    from .checks import params_status
+
+    status = kin.status | jnp.bitwise_or.reduce(sts) | params_status(mech, params)
     return InverseDynamics(kin.t, kin.q, kin.v, kin.a, lam, reac, status)
 
 

@@ -23,7 +23,7 @@ import jax
 from .core import families as F
 
 __all__ = ["is_traced", "check_params", "check_state", "check_value", "FIELD_RULES",
-           "field_rule_masks"]
+           "field_rule_masks", "params_status", "check_call"]
 
 # rules by field name for force and constraint families (the builders' rules):
 # (test on the array, what is required)
@@ -49,17 +49,48 @@ def is_traced(*xs) -> bool:
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs))
 
 
-def field_rule_masks(p, fields):
+def field_rule_masks(p, fields, xp=np):
     """[(field, bad mask (..., k), requirement)] of `FIELD_RULES` for a family's Params
-    dict p (arrays with the instance axis before the field's own axes; scalar fields)."""
+    dict p (arrays with the instance axis before the field's own axes; scalar fields);
+    xp: numpy or jax.numpy."""
     out = []
     for f in fields:
         if f in FIELD_RULES and f in p:
             test, req = FIELD_RULES[f]
-            a = np.asarray(p[f])
+            a = p[f]
             with np.errstate(invalid="ignore"):
                 out.append((f, ~test(a), f"must be {req}"))
     return out
+
+
+def params_status(mech, params):
+    """The PARAMS status flag (int32 ()) of one member's Params, traced or not: set if a
+    leaf is not finite or a family rule fails (the rules of `check_params`, in jax.numpy).
+    Used by simulate / simulate_batch / inverse_dynamics, where traced bad parameters
+    would otherwise run silently (e.g. a negative inertia)."""
+    import jax.numpy as jnp
+
+    from . import status as st
+
+    params = jax.lax.stop_gradient(params)  # (a flag: no derivative through eigvalsh & co.)
+    bad = jnp.zeros((), bool)
+    for _, _, _, leaf in _leaves(params):
+        leaf = jnp.asarray(leaf)
+        if leaf.size and jnp.issubdtype(leaf.dtype, jnp.inexact):
+            bad = bad | ~jnp.all(jnp.isfinite(leaf))
+    for group, getter in (("bodies", F.body_family), ("joints", F.constraint_family),
+                          ("forces", F.force_family)):
+        for fam, d in getattr(params, group).items():
+            try:
+                family = getter(fam)
+            except ValueError:
+                continue
+            p = {k: jnp.asarray(v) for k, v in d.items()}
+            if not p or any(v.size == 0 for v in p.values()) or not hasattr(family, "validate"):
+                continue
+            for _, mask, _ in family.validate(p, jnp):
+                bad = bad | jnp.any(mask)
+    return jnp.where(bad, st.PARAMS, st.OK).astype(jnp.int32)
 
 
 def _fmt(x):
@@ -197,7 +228,7 @@ def check_params(mech, params, *, keys=None, where="params"):
             if not p or any(v.size == 0 for v in p.values()):
                 continue
             with np.errstate(invalid="ignore", over="ignore"):
-                rules = family.validate(p) if hasattr(family, "validate") else []
+                rules = family.validate(p, np) if hasattr(family, "validate") else []
             for field, bad, why in rules:
                 report(group, fam, field, p[field], bad, why)
 

@@ -448,6 +448,9 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
 
     lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
     status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
+    from .checks import params_status
+
+    status = status | params_status(mech, params)  # (traced bad parameters: PARAMS)
     if energy_tol is not None:
         err, floor = energy_balance_error(T, V, ws)
         status = status | jnp.where(err > energy_tol + floor, st.ENERGY, 0).astype(jnp.int32)

@@ -133,11 +133,13 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
-    def validate(self, p):
-        """Rules of concrete parameters beyond finiteness (which the core checks):
-        p {field: NumPy array (..., k, *field shape)} -> [(field, bad (..., k) bool,
-        'must be ...')]; leading axes are batch axes. Called by `jaxmbs.checks.check_params`
-        for concrete Params (Mechanism.replace, simulate, assemble, ...), never traced."""
+    def validate(self, p, xp=np):
+        """Rules of parameters beyond finiteness (which the core checks):
+        p {field: array (..., k, *field shape)} -> [(field, bad (..., k) bool,
+        'must be ...')]; leading axes are batch axes. xp: numpy for concrete Params
+        (`jaxmbs.checks.check_params`: Mechanism.replace, simulate, assemble, ... raise
+        ValueError) or jax.numpy for traced ones (`jaxmbs.checks.params_status`: the PARAMS
+        status flag of simulate)."""
         return []
 
 
@@ -162,11 +164,11 @@ class ConstraintFamily:
     def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
         raise NotImplementedError
 
-    def validate(self, p):
-        """Rules of concrete parameters (see BodyFamily.validate); by default the field
-        rules of `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
         from ..checks import field_rule_masks
-        return field_rule_masks(p, self.fields)
+        return field_rule_masks(p, self.fields, xp)
 
 
 class ForceArgs(NamedTuple):
@@ -211,12 +213,12 @@ class ForceFamily:
     def evaluate(self, p, a: ForceArgs):
         raise NotImplementedError
 
-    def validate(self, p):
-        """Rules of concrete parameters (see BodyFamily.validate); by default the field
-        rules of `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii
-        and slip velocity > 0, contact exponent >= 1)."""
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
+        velocity > 0, contact exponent >= 1)."""
         from ..checks import field_rule_masks
-        return field_rule_masks(p, self.fields)
+        return field_rule_masks(p, self.fields, xp)
 
 
 class _Registry(NamedTuple):

@@ -85,7 +85,7 @@ class PlanarRigidBody(F.BodyFamily):
     def inertia_data(self, p):
         return p["mass"], p["inertia"], p["cg"]
 
-    def validate(self, p):
+    def validate(self, p, xp=np):
         """mass > 0 (kg) and inertia > 0 (kg m^2 about the CG)."""
         return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
                 ("inertia", ~(p["inertia"] > 0), "must be > 0 (kg m^2, about the CG)")]
@@ -122,7 +122,7 @@ class Particle2DBody(F.BodyFamily):
         m = p["mass"]
         return m, jnp.zeros_like(m), jnp.zeros(m.shape + (2,), m.dtype)
 
-    def validate(self, p):
+    def validate(self, p, xp=np):
         return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
 
     inertial_labels = ("m",)
