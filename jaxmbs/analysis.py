@@ -537,6 +537,6 @@ def energy(mech, params, q, v, t=0.0) -> dict:
     """{'kinetic', 'potential', 'total'} in J at (q, v): potential of gravity and springs."""
     from .checks import check_call
 
-    check_call(mech, params, "energy", q=q, v=v, t=t)
+    check_call(mech, params, "energy", q=q, v=v, t=t, require=("q", "v"))
     T, V = energy_terms(mech, params, jnp.asarray(q), jnp.asarray(v), t)
     return {"kinetic": T, "potential": V, "total": T + V}

@@ -179,7 +179,7 @@ def check_params(mech, params, *, keys=None, where="params"):
         if not bad.any():
             return
         nb = len(bshape) if bshape is not None and np.shape(leaf)[:len(bshape)] == bshape else 0
-        for idx in zip(*np.nonzero(bad)):
+        for idx in (zip(*np.nonzero(bad)) if bad.ndim else [()]):
             inst = idx[nb] if len(idx) > nb else None
             if group == "gravity":
                 key = "gravity"
@@ -337,11 +337,14 @@ def check_controls(mech, u, where=""):
 
 
 def check_call(mech, params, where, *, q=None, v=None, t=None, u=None, names=("q", "v"),
-               params_check=True):
+               params_check=True, require=("q",)):
     """The common checks of an analysis entry point: mech a Mechanism, concrete params
     valid (`check_params`), q / v of the right shapes and finite, t a finite scalar, u of
-    shape (n_controls,)."""
+    shape (n_controls,); the arguments named in `require` ('q', 'v') must be given."""
     check_mech(mech, where)
+    for arg, x, name, n in (("q", q, names[0], mech.n_coords), ("v", v, names[1], mech.n_vel)):
+        if arg in require and x is None:
+            raise ValueError(f"{where}: {name} must be an array of shape ({n},), got None")
     if params_check:
         check_params(mech, params, where=f"{where}: params")
     check_state(mech, q, v, names=names, where=where)

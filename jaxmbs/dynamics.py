@@ -44,7 +44,7 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     """
     from .checks import check_call
 
-    check_call(mech, params, "accelerations", q=q, v=v, t=t, u=u)  # (traced: shapes only)
+    check_call(mech, params, "accelerations", q=q, v=v, t=t, u=u, require=("q", "v"))  # (traced: shapes only)
     terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)

@@ -669,6 +669,321 @@ def test_builder_bad_argument_is_refused_and_takes_nothing(case):
     count(case.entry, "refused, naming the item")
 
 
+# --------------------------------------------------------------------------- analysis entry points
+# assemble, simulate, simulate_batch, kinematics, inverse_dynamics, accelerations, reactions,
+# energy, constraint_report, dof and Mechanism.replace, planar and spatial, fed wrong types,
+# shapes, NaN, inf, zero and negative values, names that do not exist and inconsistent
+# states: each concrete bad input is a ValueError naming the item (never a JAX traceback);
+# traced bad input sets the documented status (test_traced_bad_input_sets_the_status).
+def _set_leaf(mech, params, key, value):
+    """params with one named value set directly in its leaf (no checks: how bad values
+    reach the entry points from code that builds Params itself)."""
+    group, fam, field, index, col = mech._where(key)
+    value = jnp.asarray(value, float)
+    if group == "gravity":
+        return params.replace(gravity=jnp.broadcast_to(value, params.gravity.shape))
+    d = {f: dict(x) for f, x in getattr(params, group).items()}
+    arr = d[fam][field]
+    d[fam][field] = arr.at[index].set(value) if col is None else arr.at[index, col].set(value)
+    return params.replace(**{group: d})
+
+
+def _spatial_pendulum():
+    m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_body("s", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(0.5, 0.0, 0.0))
+    m.add_spherical("O", "ground", "s", at=(0.0, 0.0, 0.0))
+    return m.build()
+
+
+def _spatial_driven():
+    m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_body("r", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(0.5, 0.0, 0.0))
+    m.add_revolute("R", "ground", "r", at=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
+    m.drive_joint("M", "R", mb.constant_velocity(1.0))
+    return m.build()
+
+
+def _two_pins():
+    m = mb.Model()
+    m.add_body("b", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    m.add_revolute("p1", "ground", "b", at=(0.0, 0.0))
+    m.add_revolute("p2", "ground", "b", at=(0.0, 0.0))
+    return m.build()
+
+
+class EntrySetup:
+    """Consistent mechanisms and states for the entry-point tables: P (planar double
+    pendulum), PK (driven planar slider-crank, DOF 0), S (spatial pendulum: q 7, v 6),
+    SK (driven spatial crank, DOF 0), R (two coincident pins: a redundant row)."""
+
+    def __init__(self):
+        from mechanisms import slider_crank
+
+        self.P = double_pendulum()
+        self.PK = slider_crank()
+        self.S = _spatial_pendulum()
+        self.SK = _spatial_driven()
+        self.R = _two_pins()
+        self.ts = jnp.linspace(0.0, 0.01, 3)
+
+    def m(self, which):
+        return getattr(self, which)
+
+
+def _entry_rows():
+    rows = []
+    add = lambda entry, label, call, *frags: rows.append(bad(entry, label, call, *frags))
+    for W in ("P", "S"):
+        K = W + "K"
+        tag = {"P": "planar", "S": "spatial"}[W]
+        mass, inertia, point = ("l2.mass", "l2.inertia", "A.point_i") if W == "P" else \
+            ("s.mass", "s.inertia", "O.point_i")
+        gravity = [NAN, 0.0] if W == "P" else [NAN, 0.0, 0.0]
+        bad_params = [("mass=0", mass, 0.0, "must be > 0"), ("mass<0", mass, -1.0, "must be > 0"),
+                      ("mass=NaN", mass, NAN, "finite"), ("mass=inf", mass, INF, "finite"),
+                      ("gravity NaN", "gravity", gravity, "finite"),
+                      ("joint point NaN", point, [NAN] + [0.0] * (1 if W == "P" else 2), "finite")]
+        if W == "P":
+            bad_params += [("inertia=0", inertia, 0.0, "must be > 0"), ("inertia<0", inertia, -0.1, "must be > 0")]
+        else:
+            bad_params += [("inertia not PD", inertia, [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]], "positive definite"),
+                           ("inertia triangle", inertia, [[0.01, 0.0, 0.0], [0.0, 0.01, 0.0], [0.0, 0.0, 0.05]], "triangle"),
+                           ("inertia NaN", inertia, [[NAN, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], "finite")]
+
+        def P_(s, key=None, value=None, W=W):
+            mech, params, q, v = s.m(W)
+            return params if key is None else _set_leaf(mech, params, key, value)
+
+        def args(s, W=W):
+            return s.m(W)
+
+        n_q = {"P": 6, "S": 7}[W]
+        n_v = 6
+        # ---- assemble
+        e = f"assemble ({tag})"
+        add(e, "mech=None", lambda s: mb.assemble(None, args(s)[1], args(s)[2]), "mech")
+        add(e, "q=None", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], None), "q")
+        add(e, "q text", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], "q"), "q")
+        add(e, "q batched", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2][None]), "q", "shape")
+        add(e, "q short", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2][:-1]), "q", "shape")
+        add(e, "q NaN", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2].at[0].set(NAN)), "q", "non-finite")
+        add(e, "q inf", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2].at[1].set(INF)), "q", "non-finite")
+        add(e, "q bool", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], np.ones(n_q, bool)), "q", "real")
+        add(e, "q complex", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2] + 0j), "q", "real")
+        add(e, "v of n_coords (spatial)" if W == "S" else "v short",
+            lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2], jnp.zeros(n_q if W == "S" else n_v - 1)), "v", "shape")
+        add(e, "v NaN", lambda s, a=args: mb.assemble(a(s)[0], a(s)[1], a(s)[2], a(s)[3].at[0].set(NAN)), "v", "non-finite")
+        add(e, "t NaN", lambda s, a=args: mb.assemble(*a(s)[:3], t=NAN), "t")
+        add(e, "t text", lambda s, a=args: mb.assemble(*a(s)[:3], t="0"), "t")
+        add(e, "fixed unknown name", lambda s, a=args: mb.assemble(*a(s)[:3], fixed=("nope.x",)), "fixed", "nope.x")
+        add(e, "fixed index out of range", lambda s, a=args: mb.assemble(*a(s)[:3], fixed=(99,)), "fixed", "99")
+        add(e, "fixed float", lambda s, a=args: mb.assemble(*a(s)[:3], fixed=(1.5,)), "fixed", "1.5")
+        add(e, "iterations=0", lambda s, a=args: mb.assemble(*a(s)[:3], iterations=0), "iterations")
+        add(e, "iterations=2.5", lambda s, a=args: mb.assemble(*a(s)[:3], iterations=2.5), "iterations")
+        add(e, "tol<0", lambda s, a=args: mb.assemble(*a(s)[:3], tol=-1.0), "tol")
+        add(e, "tol NaN", lambda s, a=args: mb.assemble(*a(s)[:3], tol=NAN), "tol")
+        add(e, "params dict", lambda s, a=args: mb.assemble(a(s)[0], {"mass": 1.0}, a(s)[2]), "params")
+        for label, key, value, frag in bad_params:
+            add(e, f"params {label}", lambda s, a=args, k=key, v=value, P_=P_: mb.assemble(a(s)[0], P_(s, k, v), a(s)[2]),
+                "params", key, frag)
+        # ---- simulate
+        e = f"simulate ({tag})"
+        def _sim(s, W=W, q=None, v=None, p=None, t_span=(0.0, 0.01), dt=1e-3, **kw):
+            mech, params, q0, v0 = s.m(W)
+            return mb.simulate(mech, params if p is None else p, q0 if q is None else q,
+                               v0 if v is None else v, t_span, dt, **kw)
+
+        add(e, "mech=str", lambda s, a=args: mb.simulate("pendulum", *a(s)[1:], (0.0, 0.01), 1e-3), "mech")
+        add(e, "q0 batched", lambda s, a=args, f=_sim: f(s, q=a(s)[2][None], v=a(s)[3][None]), "q0", "simulate_batch")
+        add(e, "q0 short", lambda s, a=args, f=_sim: f(s, q=a(s)[2][:-1]), "q0", "shape")
+        add(e, "q0 NaN", lambda s, a=args, f=_sim: f(s, q=a(s)[2].at[0].set(NAN)), "q0", "non-finite")
+        add(e, "q0 text", lambda s, f=_sim: f(s, q="q"), "q0")
+        add(e, "q0 None", lambda s, f=_sim: f(s, q=None, v="v"), "v0")
+        add(e, "v0 inf", lambda s, a=args, f=_sim: f(s, v=a(s)[3].at[1].set(INF)), "v0", "non-finite")
+        if W == "S":
+            add(e, "v0 with n_coords entries", lambda s, f=_sim: f(s, v=jnp.zeros(7)), "v0", "(6,)")
+        add(e, "q0 inconsistent", lambda s, a=args, f=_sim: f(s, q=a(s)[2].at[0].add(0.1)),
+            "inconsistent initial state", "assemble")
+        add(e, "v0 inconsistent", lambda s, a=args, f=_sim: f(s, v=a(s)[3].at[0].add(1.0)),
+            "inconsistent initial state", "velocity")
+        add(e, "dt=0", lambda s, f=_sim: f(s, dt=0.0), "dt")
+        add(e, "dt not a divisor", lambda s, f=_sim: f(s, dt=3e-3), "whole number")
+        add(e, "t_span reversed", lambda s, f=_sim: f(s, t_span=(0.01, 0.0)), "t1 > t0")
+        add(e, "solver=str", lambda s, f=_sim: f(s, solver="lu"), "solver")
+        add(e, "integrator=None", lambda s, f=_sim: f(s, integrator=None), "integrator")
+        add(e, "stabilizer=int", lambda s, f=_sim: f(s, stabilizer=3), "stabilizer")
+        add(e, "energy_tol<0", lambda s, f=_sim: f(s, energy_tol=-1.0), "energy_tol")
+        add(e, "energy_tol=True", lambda s, f=_sim: f(s, energy_tol=True), "energy_tol")
+        add(e, "drift_tol NaN", lambda s, f=_sim: f(s, drift_tol=NAN), "drift_tol")
+        add(e, "controls wrong shape", lambda s, f=_sim: f(s, controls=jnp.zeros((3, 1))), "controls", "shape")
+        add(e, "save_every=0", lambda s, f=_sim: f(s, save_every=0), "save_every")
+        for label, key, value, frag in bad_params:
+            add(e, f"params {label}", lambda s, k=key, v=value, f=_sim, W=W, P_=P_: f(s, p=P_(s, k, v, W)),
+                "params", key, frag)
+        # ---- simulate_batch
+        e = f"simulate_batch ({tag})"
+
+        def _batch(s, W=W, B=3, q=None, v=None, p=None, **kw):
+            mech, params, q0, v0 = s.m(W)
+            P = jax.vmap(lambda m: params)(jnp.arange(B)) if p is None else p
+            Q = jnp.tile(q0, (B, 1)) if q is None else q
+            V = jnp.tile(v0, (B, 1)) if v is None else v
+            return mb.simulate_batch(mech, P, Q, V, (0.0, 0.01), 1e-3, **kw)
+
+        add(e, "params unbatched, params_axis=0", lambda s, a=args, f=_batch: f(s, p=a(s)[1]),
+            "params", "params_axis=None")
+        add(e, "batch sizes differ", lambda s, a=args, f=_batch: f(s, q=jnp.tile(a(s)[2], (4, 1)),
+                                                                   v=jnp.tile(a(s)[3], (4, 1))),
+            "batch sizes differ", "params_axis")
+        add(e, "q0 unbatched, state_axis=0", lambda s, a=args, f=_batch: f(s, q=a(s)[2]), "q0", "(batch")
+        add(e, "v0 of n_coords", lambda s, f=_batch: f(s, v=jnp.zeros((3, n_q + (W == "P")))), "v0", "shape")
+        add(e, "params_axis=1", lambda s, f=_batch: f(s, params_axis=1), "params_axis")
+        add(e, "state_axis=2", lambda s, f=_batch: f(s, state_axis=2), "state_axis")
+        add(e, "nothing batched", lambda s, a=args, f=_batch: f(s, p=a(s)[1], q=a(s)[2], v=a(s)[3],
+                                                                params_axis=None, state_axis=None),
+            "nothing is batched")
+        add(e, "member inconsistent", lambda s, a=args, f=_batch: f(s, q=jnp.tile(a(s)[2], (3, 1)).at[1, 0].add(0.1)),
+            "inconsistent initial state", "member 1")
+        add(e, "vectorize=str", lambda s, f=_batch: f(s, vectorize="fast"), "vectorize")
+        add(e, "mesh=str", lambda s, f=_batch: f(s, mesh="cpu"), "mesh")
+        add(e, "solver=str", lambda s, f=_batch: f(s, solver="lu"), "solver")
+        add(e, "params=dict", lambda s, f=_batch: f(s, p={"mass": 1.0}), "params")
+        # ---- kinematics / inverse dynamics (the DOF-0 mechanisms)
+        for e, fn in ((f"kinematics ({tag})", mb.kinematics), (f"inverse_dynamics ({tag})", mb.inverse_dynamics)):
+            def kin(s, K=K, fn=fn, q=None, ts=None, p=None, **kw):
+                mech, params, q0, _ = s.m(K)
+                return fn(mech, params if p is None else p, q0 if q is None else q,
+                          s.ts if ts is None else ts, **kw)
+
+            add(e, "q_guess short", lambda s, f=kin, K=K: f(s, q=s.m(K)[2][:-1]), "q_guess", "shape")
+            add(e, "q_guess NaN", lambda s, f=kin, K=K: f(s, q=s.m(K)[2].at[0].set(NAN)), "q_guess", "non-finite")
+            add(e, "q_guess text", lambda s, f=kin: f(s, q="q"), "q_guess")
+            add(e, "ts 2-D", lambda s, f=kin: f(s, ts=jnp.zeros((2, 2))), "ts", "1-D")
+            add(e, "ts empty", lambda s, f=kin: f(s, ts=jnp.zeros(0)), "ts")
+            add(e, "ts NaN", lambda s, f=kin: f(s, ts=jnp.array([0.0, NAN])), "ts", "finite")
+            add(e, "ts text", lambda s, f=kin: f(s, ts="0..1"), "ts")
+            add(e, "iterations=0", lambda s, f=kin: f(s, iterations=0), "iterations")
+            add(e, "tol=0", lambda s, f=kin: f(s, tol=0.0), "tol")
+            add(e, "not DOF 0", lambda s, fn=fn, W=W: fn(*s.m(W)[:3], s.ts), "as many constraint rows")
+            for label, key, value, frag in bad_params[:4]:
+                key = {"l2.mass": "rod.mass", "s.mass": "r.mass"}.get(key, key)
+                add(e, f"params {label}", lambda s, f=kin, k=key, v=value, K=K: f(s, p=_set_leaf(s.m(K)[0], s.m(K)[1], k, v)),
+                    "params", key, frag)
+            if fn is mb.inverse_dynamics:
+                add(e, "u wrong shape", lambda s, f=kin: f(s, u=jnp.zeros(3)), "u", "shape")
+                add(e, "solver=str", lambda s, f=kin: f(s, solver="lu"), "solver")
+        # ---- accelerations, reactions, energy
+        e = f"accelerations ({tag})"
+        acc = lambda s, W=W, q=None, v=None, t=0.0, p=None, **kw: mb.accelerations(
+            s.m(W)[0], s.m(W)[1] if p is None else p, s.m(W)[2] if q is None else q,
+            s.m(W)[3] if v is None else v, t, **kw)
+        add(e, "q batched", lambda s, f=acc, W=W: f(s, q=s.m(W)[2][None]), "q", "shape")
+        add(e, "q NaN", lambda s, f=acc, W=W: f(s, q=s.m(W)[2].at[0].set(NAN)), "q", "non-finite")
+        add(e, "v short", lambda s, f=acc, W=W: f(s, v=s.m(W)[3][:-1]), "v", "shape")
+        if W == "S":
+            add(e, "v with n_coords entries", lambda s, f=acc: f(s, v=jnp.zeros(7)), "v", "(6,)")
+        add(e, "v inf", lambda s, f=acc, W=W: f(s, v=s.m(W)[3].at[0].set(INF)), "v", "non-finite")
+        add(e, "t NaN", lambda s, f=acc: f(s, t=NAN), "t")
+        add(e, "t array", lambda s, f=acc: f(s, t=jnp.zeros(2)), "t")
+        add(e, "u wrong shape", lambda s, f=acc: f(s, u=jnp.zeros(2)), "u", "shape")
+        add(e, "mech=None", lambda s, W=W: mb.accelerations(None, *s.m(W)[1:], 0.0), "mech")
+        for label, key, value, frag in bad_params:
+            add(e, f"params {label}", lambda s, f=acc, k=key, v=value, W=W, P_=P_: f(s, p=P_(s, k, v, W)), "params", key, frag)
+        e = f"reactions ({tag})"
+        m_rows = {"P": 4, "S": 3}[W]
+        add(e, "q short", lambda s, W=W, m=m_rows: mb.reactions(s.m(W)[0], s.m(W)[1], s.m(W)[2][:-1], jnp.zeros(m)), "q", "shape")
+        add(e, "lam wrong shape", lambda s, W=W, m=m_rows: mb.reactions(*s.m(W)[:3], jnp.zeros(m + 1)), "lam", "shape")
+        add(e, "lam NaN", lambda s, W=W, m=m_rows: mb.reactions(*s.m(W)[:3], jnp.zeros(m).at[0].set(NAN)), "lam", "finite")
+        add(e, "lam text", lambda s, W=W: mb.reactions(*s.m(W)[:3], "lam"), "lam")
+        for label, key, value, frag in bad_params[:3]:
+            add(e, f"params {label}", lambda s, k=key, v=value, W=W, m=m_rows, P_=P_: mb.reactions(s.m(W)[0], P_(s, k, v, W), s.m(W)[2], jnp.zeros(m)),
+                "params", key, frag)
+        e = f"energy ({tag})"
+        add(e, "q short", lambda s, W=W: mb.energy(s.m(W)[0], s.m(W)[1], s.m(W)[2][:-1], s.m(W)[3]), "q", "shape")
+        add(e, "v NaN", lambda s, W=W: mb.energy(*s.m(W)[:3], s.m(W)[3].at[0].set(NAN)), "v", "non-finite")
+        add(e, "t text", lambda s, W=W: mb.energy(*s.m(W), t="now"), "t")
+        for label, key, value, frag in bad_params[:3]:
+            add(e, f"params {label}", lambda s, k=key, v=value, W=W, P_=P_: mb.energy(s.m(W)[0], P_(s, k, v, W), *s.m(W)[2:]),
+                "params", key, frag)
+        # ---- constraint_report, dof
+        for e, fn in ((f"constraint_report ({tag})", mb.constraint_report), (f"dof ({tag})", mb.dof)):
+            add(e, "q short", lambda s, fn=fn, W=W: fn(s.m(W)[0], s.m(W)[1], s.m(W)[2][:-1]), "q", "shape")
+            add(e, "q NaN", lambda s, fn=fn, W=W: fn(s.m(W)[0], s.m(W)[1], s.m(W)[2].at[0].set(NAN)), "q", "non-finite")
+            add(e, "q text", lambda s, fn=fn, W=W: fn(s.m(W)[0], s.m(W)[1], "q"), "q")
+            add(e, "q inconsistent", lambda s, fn=fn, W=W: fn(s.m(W)[0], s.m(W)[1], s.m(W)[2].at[0].add(0.3)),
+                "violates the constraints", "assemble")
+            add(e, "t NaN", lambda s, fn=fn, W=W: fn(*s.m(W)[:3], NAN), "t")
+            add(e, "tol<0", lambda s, fn=fn, W=W: fn(*s.m(W)[:3], tol=-1.0), "tol")
+            add(e, "traced q", lambda s, fn=fn, W=W: jax.jit(lambda q: fn(s.m(W)[0], s.m(W)[1], q))(s.m(W)[2]), "eager")
+            add(e, "params mass=NaN", lambda s, fn=fn, W=W, k=mass, P_=P_: fn(s.m(W)[0], P_(s, k, NAN, W), s.m(W)[2]),
+                "params", mass, "finite")
+        # ---- Mechanism.replace
+        e = f"mech.replace ({tag})"
+        rep = lambda s, vals, W=W: s.m(W)[0].replace(s.m(W)[1], vals)
+        add(e, "unknown key", lambda s, f=rep: f(s, {"nobody.mass": 1.0}), "unknown parameter 'nobody.mass'")
+        add(e, "key not a string", lambda s, f=rep: f(s, {3: 1.0}), "3")
+        add(e, "values not a dict", lambda s, f=rep: f(s, [("x", 1.0)]), "dict")
+        add(e, "mass=True", lambda s, f=rep, k=mass: f(s, {k: True}), mass, "bool")
+        add(e, "mass text", lambda s, f=rep, k=mass: f(s, {k: "1.0"}), mass)
+        add(e, "mass complex", lambda s, f=rep, k=mass: f(s, {k: 1 + 1j}), mass, "real")
+        add(e, "mass wrong shape", lambda s, f=rep, k=mass: f(s, {k: [1.0, 2.0]}), mass, "shape")
+        add(e, "joint point wrong shape", lambda s, f=rep, k=point: f(s, {k: [0.1] * 4}), point, "shape")
+        add(e, "params not Params", lambda s, W=W: s.m(W)[0].replace({"mass": 1}, {}), "params")
+        for label, key, value, frag in bad_params:
+            add(e, label, lambda s, f=rep, k=key, v=value: f(s, {k: v}), key, frag)
+    # DenseLU and redundant rows (item 2); dof at an unassembled dead point (item 13)
+    add("simulate (planar)", "DenseLU with a redundant row",
+        lambda s: mb.simulate(*s.R, (0.0, 0.01), 1e-3, solver=mb.DenseLU()), "p2[0]", "redundant", "SchurCholesky")
+    add("dof (planar)", "slider-crank with crank and rod vertical (unassembled)",
+        lambda s: mb.dof(s.PK[0], s.PK[1], s.PK[2].at[2].set(np.pi / 2).at[5].set(np.pi / 2)),
+        "violates the constraints")
+    add("mech.replace (planar)", "spring k<0",
+        lambda s: _spring()[0].replace(_spring()[1], {"k1.k": -5.0}), "k1.k", ">= 0")
+    return rows
+
+
+def _spring():
+    m = mb.Model()
+    m.add_body("b", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    m.add_spring("k1", "ground", "b", k=10.0, at_i=(0.0, 0.0), at_j=(0.5, 0.0))
+    return m.build()
+
+
+ENTRY = _entry_rows()
+
+
+@pytest.fixture(scope="module")
+def entry():
+    return EntrySetup()
+
+
+@pytest.mark.parametrize("case", ENTRY, ids=[c.id for c in ENTRY])
+def test_entry_point_bad_input_is_refused_naming_it(case, entry):
+    """ValueError naming the item (not a JAX error from deep inside)."""
+    count(case.entry, "bad inputs tried")
+    with pytest.raises(ValueError) as err:
+        case.call(entry)
+    msg = str(err.value)
+    missing = [f for f in case.fragments if f not in msg]
+    assert not missing, f"message lacks {missing}: {msg}"
+    count(case.entry, "refused, naming the item")
+
+
+def test_entry_point_valid_calls_work(entry):
+    """The valid calls that the rows spoil do work (so the rows test what they say)."""
+    for W in ("P", "S"):
+        mech, params, q, v = entry.m(W)
+        assert int(mb.assemble(mech, params, q, v).status) == 0
+        assert int(mb.accelerations(mech, params, q, v, 0.0).status) == 0
+        mb.energy(mech, params, q, v)
+        mb.reactions(mech, params, q, jnp.zeros(mech.n_constraints))
+        assert mb.dof(mech, params, q) == mech.n_vel - mech.n_constraints
+        mech.replace(params, {mech.param_names()[0]: 2.0})
+        mk, pk, qk, _ = entry.m(W + "K")
+        assert int(mb.kinematics(mk, pk, qk, entry.ts).status) == 0
+        assert int(mb.inverse_dynamics(mk, pk, qk, entry.ts).status) == 0
+
+
 # --------------------------------------------------------------------------- the command line
 SIM = ["simulate", MODEL, "--t1", "0.1"]
 CLI = [  # (label, argv, fragments of the one-line message)

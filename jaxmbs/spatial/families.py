@@ -290,7 +290,7 @@ class SpatialRigidBody(F.BodyFamily):
         sym = xp.max(xp.abs(Jf - xp.swapaxes(Jf, -1, -2)), axis=(-2, -1)) <= 1e-12 * big
         ev = xp.linalg.eigvalsh(0.5 * (Jf + xp.swapaxes(Jf, -1, -2)))
         pd = ev[..., 0] > 0
-        tri = ev[..., 2] <= ev[..., 0] + ev[..., 1] + 1e-12 * np.abs(ev[..., 2])
+        tri = ev[..., 2] <= ev[..., 0] + ev[..., 1] + 1e-12 * xp.abs(ev[..., 2])
         return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
                 ("inertia", fin & ~sym, "must be a symmetric 3x3 tensor (kg m^2)"),
                 ("inertia", fin & sym & ~pd, "must be positive definite (kg m^2; principal "
