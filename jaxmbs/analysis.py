@@ -10,7 +10,7 @@ import numpy as np
 
 from . import status as st
 from .core import families as F
-from .dynamics import accelerations
+from .dynamics import _accelerations as accelerations  # (inside jitted analyses)
 from .equations import constraint_rows, constraint_terms, energy_terms, frame_states
 from .saddle import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulate import _is_tracer

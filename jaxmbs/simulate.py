@@ -21,7 +21,8 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import MechanismTerm, accelerations, finish_step
+from .dynamics import MechanismTerm, finish_step
+from .dynamics import _accelerations as accelerations  # (the engine's, without input checks)
 from .dynamics import step as physics_step
 from .equations import constraint_terms, energy_terms
 from .integrators import RK4

@@ -8,6 +8,17 @@ one call of the entry point with one bad item (`s` is the `FaultSetup` below: va
 arguments and prepared folders), `fragments` must all appear in the error message. To
 cover another entry point, append rows to a table (or add a table to TABLES).
 
+More tables (issue 21, remaining items): BUILDER generates, for every public method of
+`Model` and `SpatialModel`, one call per bad value of each argument (wrong types, shapes,
+NaN, inf, zero and negative numbers, unknown bodies and joints, taken names): ValueError
+naming the argument, the builder unchanged and the name still free. ENTRY holds the
+analysis entry points (assemble, simulate, simulate_batch, kinematics, inverse_dynamics,
+accelerations, reactions, energy, constraint_report, dof, Mechanism.replace; planar and
+spatial, whose q and v differ in length) fed bad concrete input. The traced tests feed
+the same kinds of bad input under jit / vmap, where each must set its member's documented
+status flag (jaxmbs.status); the poisoned-batch tests check that 1 % bad members of a
+batch leave the others bit-identical on the vmap and element-wise paths.
+
 Every case is counted in TALLY (inputs tried, faults survived = refused as required, per
 entry point). With JAXMBS_FAULTS_TALLY=path in the environment the counts are written
 there as JSON at the end of the module: `python benchmarks/faults_tally.py` runs this
@@ -982,6 +993,146 @@ def test_entry_point_valid_calls_work(entry):
         mk, pk, qk, _ = entry.m(W + "K")
         assert int(mb.kinematics(mk, pk, qk, entry.ts).status) == 0
         assert int(mb.inverse_dynamics(mk, pk, qk, entry.ts).status) == 0
+
+
+# --------------------------------------------------------------------------- traced bad input
+# Under jit / vmap nothing can raise: a bad input must set the documented status flag of its
+# own member, and leave the other members alone (DESIGN.md principle 7; jaxmbs.status).
+def _poisons(W):
+    """(label, poison(mech, params, q, v) -> (params, q, v), status bits of which one at
+    least must be set) for the planar (P) or spatial (S) pendulum of EntrySetup."""
+    st = mb.status
+    mass, inertia, point = ("l2.mass", "l2.inertia", "A.point_i") if W == "P" else \
+        ("s.mass", "s.inertia", "O.point_i")
+    d = 2 if W == "P" else 3
+    bad_inertia = -0.1 if W == "P" else [[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    pset = lambda k, v: lambda mech, p, q, qd: (_set_leaf(mech, p, k, v), q, qd)
+    return [
+        ("mass NaN", pset(mass, NAN), st.PARAMS | st.NONFINITE),
+        ("mass 0", pset(mass, 0.0), st.PARAMS),
+        ("mass < 0", pset(mass, -1.0), st.PARAMS),
+        ("mass inf", pset(mass, INF), st.PARAMS),
+        ("inertia not positive (definite)", pset(inertia, bad_inertia), st.PARAMS),
+        ("gravity NaN", pset("gravity", [NAN] + [0.0] * (d - 1)), st.PARAMS),
+        ("joint point NaN", pset(point, [NAN] + [0.0] * (d - 1)), st.PARAMS),
+        ("q0 NaN", lambda mech, p, q, qd: (p, q.at[3 if W == "S" else 2].set(NAN), qd), st.NONFINITE),
+        ("v0 inf", lambda mech, p, q, qd: (p, q, qd.at[3 if W == "S" else 2].set(INF)), st.NONFINITE),
+        ("q0 inconsistent", lambda mech, p, q, qd: (p, q.at[0].add(0.1), qd), st.DRIFT),
+        ("v0 inconsistent", lambda mech, p, q, qd: (p, q, qd.at[0].add(1.0)), st.DRIFT | st.ENERGY),
+    ]
+
+
+def _poisoned_batch(setup, W, poisons):
+    """Member 0 healthy, member k + 1 poisoned by poisons[k]: (params, q0, v0) batched."""
+    mech, params, q, v = setup.m(W)
+    members = [(params, q, v)] + [f(mech, params, q, v) for _, f, _ in poisons]
+    stack = lambda *xs: jnp.stack(xs)
+    P = jax.tree_util.tree_map(stack, *[m[0] for m in members])
+    return P, jnp.stack([m[1] for m in members]), jnp.stack([m[2] for m in members])
+
+
+SLOW = pytest.mark.slow
+
+
+@pytest.mark.parametrize("W,vectorize", [("P", "vmap"), pytest.param("P", "elementwise", marks=SLOW),
+                                         pytest.param("S", "vmap", marks=SLOW),
+                                         pytest.param("S", "elementwise", marks=SLOW)])
+def test_traced_bad_input_sets_the_status(entry, W, vectorize):
+    """simulate_batch under jit (every input traced), one poisoned member per bad input:
+    each gets its documented flag (PARAMS for invalid parameters, NONFINITE for a
+    non-finite state, DRIFT / ENERGY for an inconsistent one), the healthy member none."""
+    poisons = _poisons(W)
+    mech = entry.m(W)[0]
+    P, Q, V = _poisoned_batch(entry, W, poisons)
+    run = jax.jit(lambda P, Q, V: mb.simulate_batch(mech, P, Q, V, (0.0, 0.02), 1e-3, save_every=10,
+                                                     vectorize=vectorize))
+    status = np.asarray(run(P, Q, V).status)
+    tag = "planar" if W == "P" else "spatial"
+    assert status[0] == 0, mb.status.describe(status[0])
+    for k, (label, _, bits) in enumerate(poisons):
+        count(f"simulate_batch traced ({tag}, {vectorize})", "traced bad inputs tried")
+        assert status[k + 1] & bits, f"{label}: {mb.status.describe(status[k + 1])}"
+        count(f"simulate_batch traced ({tag}, {vectorize})", "status set as documented")
+
+
+@pytest.mark.parametrize("W", ["P", pytest.param("S", marks=SLOW)])
+def test_traced_bad_input_of_the_analyses_sets_the_status(entry, W):
+    """assemble, accelerations, kinematics and inverse_dynamics under vmap: a non-finite
+    state or parameter sets NEWTON_FAILED / NONFINITE / PARAMS (never status 0 with a
+    wrong or NaN result); the healthy member 0 has status 0."""
+    st = mb.status
+    tag = "planar" if W == "P" else "spatial"
+    mech, params, q, v = entry.m(W)
+    poisons = [p for p in _poisons(W) if p[0] in ("mass NaN", "joint point NaN", "q0 NaN", "v0 inf",
+                                                   "gravity NaN")]
+    P, Q, V = _poisoned_batch(entry, W, poisons)
+    checks = [
+        ("assemble", jax.vmap(lambda p, q, v: mb.assemble(mech, p, q, v).status)(P, Q, V),
+         {"mass NaN": None, "gravity NaN": None, "joint point NaN": st.NEWTON_FAILED,
+          "q0 NaN": st.NEWTON_FAILED, "v0 inf": st.NEWTON_FAILED}),
+        ("accelerations", jax.vmap(lambda p, q, v: mb.accelerations(mech, p, q, v, 0.0).status)(P, Q, V),
+         {k: st.NONFINITE for k in ("mass NaN", "gravity NaN", "joint point NaN", "q0 NaN", "v0 inf")}),
+    ]
+    mk, pk, qk, _ = entry.m(W + "K")
+    key = "rod.mass" if W == "P" else "r.mass"
+    PK = jax.vmap(lambda x: _set_leaf(mk, pk, key, x))(jnp.array([1.0 if W == "S" else 0.151104, NAN, -1.0]))
+    QK = jnp.stack([qk, qk, qk])
+    kin = jax.vmap(lambda p, q: mb.kinematics(mk, p, q, entry.ts).status)(PK, QK.at[1, 0].set(NAN))
+    inv = jax.vmap(lambda p, q: mb.inverse_dynamics(mk, p, q, entry.ts).status)(PK, QK)
+    checks += [("kinematics", kin, {"q_guess NaN": st.NEWTON_FAILED}),
+               ("inverse_dynamics", inv, {"mass NaN": st.PARAMS, "mass < 0": st.PARAMS})]
+    for name, status, expect in checks:
+        status = np.asarray(status)
+        assert status[0] == 0, (name, mb.status.describe(status[0]))
+        labels = [p[0] for p in poisons] if name in ("assemble", "accelerations") else list(expect)
+        for k, label in enumerate(labels):
+            bits = expect.get(label)
+            if bits is None:  # (masses and gravity do not enter the constraints)
+                continue
+            count(f"{name} traced ({tag})", "traced bad inputs tried")
+            assert status[k + 1] & bits, (name, label, mb.status.describe(status[k + 1]))
+            count(f"{name} traced ({tag})", "status set as documented")
+
+
+# --------------------------------------------------------------------------- poisoned members
+def _healthy_batch(setup, W, B):
+    mech, params, q, v = setup.m(W)
+    key = "l2.mass" if W == "P" else "s.mass"
+    masses = jnp.linspace(0.8, 1.2, B)
+    return jax.vmap(lambda m: mech.replace(params, {key: m}))(masses), jnp.tile(q, (B, 1)), jnp.tile(v, (B, 1))
+
+
+@pytest.mark.parametrize("W,vectorize", [("P", "vmap"), ("P", "elementwise"),
+                                         pytest.param("S", "vmap", marks=SLOW),
+                                         pytest.param("S", "elementwise", marks=SLOW)])
+def test_one_percent_poisoned_members_leave_the_others_bit_identical(entry, W, vectorize):
+    """A batch of 200 with 2 poisoned members (1 %: a NaN mass and a non-finite initial
+    state, data as in a Monte-Carlo run): the poisoned members are flagged and every
+    healthy member is bit for bit what it is in the same batch with the poisoned members
+    replaced by healthy ones, on both vectorisation paths."""
+    B, bad_rows = 200, (37, 151)
+    mech = entry.m(W)[0]
+    P, Q, V = _healthy_batch(entry, W, B)
+    key = "l2.mass" if W == "P" else "s.mass"
+    g, fam, field, idx, _ = mech._where(key)
+    bodies = {f: dict(d) for f, d in P.bodies.items()}
+    bodies[fam][field] = bodies[fam][field].at[bad_rows[0], idx].set(NAN)
+    Pp = P.replace(bodies=bodies)
+    Qp = Q.at[bad_rows[1], 0].set(INF)
+    kw = dict(save_every=10, vectorize=vectorize)
+    clean = mb.simulate_batch(mech, P, Q, V, (0.0, 0.05), 1e-3, **kw)
+    dirty = mb.simulate_batch(mech, Pp, Qp, V, (0.0, 0.05), 1e-3, **kw)
+    tag = f"{'planar' if W == 'P' else 'spatial'}, {vectorize}"
+    count(f"poisoned batch ({tag})", "batches", 1)
+    st = np.asarray(dirty.status)
+    assert st[bad_rows[0]] & (mb.status.PARAMS | mb.status.NONFINITE)
+    assert st[bad_rows[1]] & mb.status.NONFINITE
+    healthy = np.setdiff1d(np.arange(B), bad_rows)
+    assert np.all(np.asarray(clean.status) == 0)
+    for f in mb.Trajectory._fields:
+        a, b = np.asarray(getattr(clean, f))[healthy], np.asarray(getattr(dirty, f))[healthy]
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8)), f"{f} of a healthy member changed"
+    count(f"poisoned batch ({tag})", "healthy members bit-identical", healthy.size)
 
 
 # --------------------------------------------------------------------------- the command line
