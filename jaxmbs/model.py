@@ -24,12 +24,9 @@ from .core import families as _F
 from .builder import recorded as _recorded
 from .mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
 from .planar import families as _planar_families  # noqa: F401  (registers the planar families)
-from .planar.joints import FAMILIES
 
 __all__ = ["Model", "Built"]
 
-_FAMILY_ORDER = ("coincident", "angle", "line", "distance")
-_FAMILY_ORDER += ("gear", "rack_pinion", "rolling", "knife_edge")  # gears, rolling, knife edges
 _CONTACT_FAMILIES = ("circle_line", "circle_circle", "circle_profile", "circle_terrain")
 
 
@@ -67,7 +64,7 @@ class Model(BuilderBase):
         self.gravity = _vec2(gravity, "gravity")
         self._bodies = {}  # name -> dict
         self._particles = {}
-        self._inst = {k: [] for k in _FAMILY_ORDER}  # family -> list of instance dicts
+        self._inst = {}  # constraint family -> list of instance dicts (rows in registry order)
         self._joints = []  # dicts: name, kind, fi, fj, parts [(family, idx)], driver, point_ref
         self._springs, self._torsions, self._loads = [], [], []
         self._joint_kind = {}
@@ -160,8 +157,9 @@ class Model(BuilderBase):
 
     def _add_inst(self, family, fi, fj, owner, **fields):
         fields.setdefault("profile", prof.constant(0.0))
-        self._inst[family].append(dict(fi=fi, fj=fj, owner=owner, **fields))
-        return (family, len(self._inst[family]) - 1)
+        lst = self._inst.setdefault(family, [])
+        lst.append(dict(fi=fi, fj=fj, owner=owner, **fields))
+        return (family, len(lst) - 1)
 
     def _add_joint(self, name, kind, bi, bj, parts, driver=False, point_ref=()):
         self._joints.append(dict(name=name, kind=kind, bi=bi, bj=bj, parts=parts,
@@ -896,7 +894,7 @@ class Model(BuilderBase):
                                                           user_params, keys)
         where.update(uwhere)
         for fam in families:
-            if fam.kind in _NONHOLONOMIC:
+            if _F.constraint_family(fam.kind).nonholonomic:
                 nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
         vcons, row = B.velocity_rows(self._user_constraints, q0, v0, row, user_params, keys,
                                      where, nonholonomic)
@@ -907,10 +905,10 @@ class Model(BuilderBase):
             joints.append(JointInfo(j["name"], j["kind"], fidx(j["bi"]), fidx(j["bj"]), rows,
                                     j["point_ref"], j["driver"]))
             for fam, k in j["parts"]:
-                for field in FAMILIES[fam][2]:
+                for field in _F.constraint_family(fam).fields:
                     keys.append((f"{j['name']}.{field}" if len(j["parts"]) == 1 or fam in ("coincident", "line")
                                  else f"{j['name']}.{fam}.{field}", ("joints", fam, field, k, None)))
-                if FAMILIES[fam][3]:
+                if _F.constraint_family(fam).driven:
                     label = {"angle": "angle", "line": "offset", "distance": "length"}[fam]
                     if j["driver"]:
                         for f in ("coef", "amp", "omega", "phase"):
@@ -951,5 +949,3 @@ class Model(BuilderBase):
                         forces=fparams, user=user_params)
         return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
 
-
-_NONHOLONOMIC = frozenset(k for k in FAMILIES if _F.constraint_family(k).nonholonomic)

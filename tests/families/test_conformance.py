@@ -381,3 +381,27 @@ def test_body_family_offset_cg_matches_newton_euler_at_the_cg(name):
     aG = jax.jvp(cg_vel, (0.0,), (1.0,))[1]
     np.testing.assert_allclose(a[:, d:], aG_ref[:, d:], rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(aG, aG_ref[:, :d], rtol=1e-10, atol=1e-10)
+
+
+def test_the_core_imports_no_dimension_package():
+    """The dimension-free core never imports jaxmbs.planar or jaxmbs.spatial (they register
+    their families with it); checked on the source, statically."""
+    import ast
+    from pathlib import Path
+
+    root = Path(jaxmbs.__file__).parent
+    core = ["equations.py", "saddle.py", "integrators.py", "stabilize.py", "dynamics.py",
+            "simulate.py", "batch.py", "analysis.py", "fitting.py", "banded.py", "mechanism.py",
+            "builder.py", "core/families.py", "envs/core.py", "envs/spaces.py"]
+    bad = []
+    for rel in core:
+        tree = ast.parse((root / rel).read_text())
+        for node in ast.walk(tree):
+            mods = []
+            if isinstance(node, ast.Import):
+                mods = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                mods = [("." * node.level) + (node.module or "")]
+                mods += [f"{mods[0]}.{a.name}" for a in node.names]
+            bad += [f"{rel}: {m}" for m in mods if "planar" in m.split(".") or "spatial" in m.split(".")]
+    assert not bad, bad
