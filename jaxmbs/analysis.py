@@ -374,18 +374,11 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
 def _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, where):
     """Checks of kinematics / inverse_dynamics arguments: q_guess (n_coords,), ts a 1-D
     array of finite times (s) with at least one entry, iterations, tol."""
-    from .checks import check_call, is_traced
+    from .checks import check_array, check_call
 
     check_call(mech, params, where, q=q_guess, names=("q_guess", "v"))
-    if isinstance(ts, (str, bytes)) or np.ndim(ts) != 1 or np.shape(ts)[0] < 1:
-        raise ValueError(f"{where}: ts must be a 1-D array of times (s) with at least one entry, "
-                         f"got {ts!r}" if isinstance(ts, (str, bytes)) else
-                         f"{where}: ts must be a 1-D array of times (s) with at least one entry, "
-                         f"got shape {np.shape(ts)}")
-    if not is_traced(ts):
-        a = np.asarray(ts)
-        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
-            raise ValueError(f"{where}: ts must be finite times in s, got {a!r}")
+    check_array(ts, "ts", "a 1-D array of finite times (s) with at least one entry",
+                lambda s: len(s) == 1 and s[0] >= 1, where, "finite times in s")
     _count(iterations, f"{where}: iterations")
     _tolerance(tol, f"{where}: tol")
 
@@ -473,19 +466,12 @@ def reactions(mech, params, q, lam) -> dict:
     to body_j in the direction of increasing f(t). User constraints report 'generalized'
     (n_vel,), the generalized constraint force -jac^T lam on all velocity coordinates.
     """
-    from .checks import check_call, is_traced
+    from .checks import check_array, check_call
 
     check_call(mech, params, "reactions", q=q)
     m = mech.n_constraints
-    if isinstance(lam, (str, bytes)) or tuple(np.shape(lam)) != (m,):
-        raise ValueError(f"reactions: lam must have shape ({m},) (one multiplier per constraint "
-                         f"row), got {lam!r}" if isinstance(lam, (str, bytes)) else
-                         f"reactions: lam must have shape ({m},) (one multiplier per constraint "
-                         f"row), got shape {tuple(np.shape(lam))}")
-    if not is_traced(lam):
-        a = np.asarray(lam)
-        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
-            raise ValueError(f"reactions: lam must be finite real numbers, got {a!r}")
+    check_array(lam, "lam", f"an array of shape ({m},) (one multiplier per constraint row)",
+                lambda s: s == (m,), "reactions")
     q = jnp.asarray(q)
     zv = jnp.zeros((mech.n_vel,), q.dtype)
     t0 = jnp.zeros((), q.dtype)

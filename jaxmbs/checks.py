@@ -318,22 +318,28 @@ def check_time(t, name="t", where=""):
         raise ValueError(f"{pre}{name} must be a finite scalar time in s, got {t!r}")
 
 
+def check_array(x, name, want, shape_ok, where="", values="finite real numbers"):
+    """ValueError unless x is an array whose shape passes shape_ok(shape) and, when
+    concrete, holds finite real numbers; want describes the shape in the messages (e.g.
+    "an array of shape (3,) (control inputs)"); tracers get the shape check only."""
+    pre = f"{where}: " if where else ""
+    if isinstance(x, (str, bytes, bool, np.bool_)):
+        raise ValueError(f"{pre}{name} must be {want}, got {x!r}")
+    shape = tuple(np.shape(x))
+    if not shape_ok(shape):
+        raise ValueError(f"{pre}{name} must be {want}, got shape {shape}")
+    if not is_traced(x):
+        a = np.asarray(x)
+        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
+            raise ValueError(f"{pre}{name} must be {values}, got {_fmt(a)}")
+
+
 def check_controls(mech, u, where=""):
     """u: None or (n_controls,) finite real numbers; tracers get the shape check."""
-    if u is None:
-        return
-    pre = f"{where}: " if where else ""
-    nu = mech.n_controls
-    if isinstance(u, (str, bytes, bool)):
-        raise ValueError(f"{pre}u must be None or an array of shape ({nu},) (control inputs), got {u!r}")
-    shape = tuple(np.shape(u))
-    if shape != (nu,):
-        raise ValueError(f"{pre}u must have shape ({nu},) (this mechanism's control inputs), got "
-                         f"shape {shape}")
-    if not is_traced(u):
-        a = np.asarray(u)
-        if a.dtype.kind not in "iuf" or not np.all(np.isfinite(a)):
-            raise ValueError(f"{pre}u must be finite real numbers, got {_fmt(a)}")
+    if u is not None:
+        nu = mech.n_controls
+        check_array(u, "u", f"None or an array of shape ({nu},) (this mechanism's control "
+                    "inputs)", lambda s: s == (nu,), where)
 
 
 def check_call(mech, params, where, *, q=None, v=None, t=None, u=None, names=("q", "v"),

@@ -251,11 +251,20 @@ class SchurCholesky:
         if self.regularization:
             A = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
         JMQ = matmul(jac, MinvQ)
-        rhs = JMQ - gamma
-        lam, dropped = _implicit_spd_solve(A, rhs, schur_tol(A.dtype, self.tol), self.unroll_max)
+        lam, bad = dropping_schur_solve(A, JMQ, gamma, jnp.dot(Q, MinvQ), self.tol, self.unroll_max)
         qdd = MinvQ - matmul(MinvJt, lam)
-        bad = _check_dropped(A, lam, rhs, JMQ, gamma, jnp.dot(Q, MinvQ), dropped, self.tol)
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
+
+
+def dropping_schur_solve(A, JMQ, gamma, QMQ, tol=None, unroll_max=12):
+    """lam of the Schur system A lam = JMQ - gamma (A = J M^-1 J^T, JMQ = J M^-1 Q,
+    QMQ = Q . M^-1 Q), with the rows that depend on earlier ones dropped (multiplier 0;
+    pivot tolerance `schur_tol`), differentiated implicitly (`_implicit_spd_solve`).
+    Returns (lam, bad): bad is the SINGULAR flag, set when a dropped row does not hold
+    (`_check_dropped`: a singular configuration, not a redundant constraint)."""
+    rhs = JMQ - gamma
+    lam, dropped = _implicit_spd_solve(A, rhs, schur_tol(A.dtype, tol), unroll_max)
+    return lam, _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol)
 
 
 def row_scale(diagA, QMQ, lam, Alam, JMQ, gamma):

@@ -447,6 +447,15 @@ def _kinds(d):
 
 LAW = {"k": "positive", "exponent": "finite", "friction": "nonneg", "slip_velocity": "positive",
        "damping": "finite?"}
+# user rows and forces: the same calls on both builders
+USER_CALLS = {
+    "add_constraint": (dict(name="n", fn=lambda q, t: q[:1] * 0.0),
+                       dict(name="name", fn="fn", params="user_params")),
+    "add_velocity_constraint": (dict(name="n", fn=lambda q, v, t: v[:1] * 0.0),
+                                dict(name="name", fn="fn", params="user_params")),
+    "add_force": (dict(name="n", fn=lambda q, v, t, u: 0.0 * v),
+                  dict(name="name", fn="fn", params="user_params")),
+}
 PLANAR_CALLS = {  # method: (valid arguments, {argument: kind})
     "add_body": (dict(name="n", mass=1.0, inertia=0.1, position=(0.0, 1.0), angle=0.1),
                  dict(name="name", mass="positive", inertia="positive", position="vec",
@@ -515,12 +524,7 @@ PLANAR_CALLS = {  # method: (valid arguments, {argument: kind})
                                    dict(name="name", body="body", radius="positive", xs="xs",
                                         ys="ys", **LAW)),
     "add_rotating_frame": (dict(omega=1.0, name="n"), dict(omega="profile", name="name")),
-    "add_constraint": (dict(name="n", fn=lambda q, t: q[:1] * 0.0),
-                       dict(name="name", fn="fn", params="user_params")),
-    "add_velocity_constraint": (dict(name="n", fn=lambda q, v, t: v[:1] * 0.0),
-                                dict(name="name", fn="fn", params="user_params")),
-    "add_force": (dict(name="n", fn=lambda q, v, t, u: 0.0 * v),
-                  dict(name="name", fn="fn", params="user_params")),
+    **USER_CALLS,
 }
 SPATIAL_CALLS = {
     "add_body": (dict(name="n", mass=1.0, inertia=(0.01, 0.02, 0.03), position=(0.0, 1.0, 0.0)),
@@ -593,12 +597,7 @@ SPATIAL_CALLS = {
                                        radius_j=0.1, k=1e4),
                                   dict(name="name", body_i="body", body_j="body",
                                        radius_i="positive", radius_j="positive", **LAW)),
-    "add_constraint": (dict(name="n", fn=lambda q, t: q[:1] * 0.0),
-                       dict(name="name", fn="fn", params="user_params")),
-    "add_velocity_constraint": (dict(name="n", fn=lambda q, v, t: v[:1] * 0.0),
-                                dict(name="name", fn="fn", params="user_params")),
-    "add_force": (dict(name="n", fn=lambda q, v, t, u: 0.0 * v),
-                  dict(name="name", fn="fn", params="user_params")),
+    **USER_CALLS,
 }
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
 
@@ -671,9 +670,14 @@ def test_every_builder_method_is_covered():
 def test_builder_bad_argument_is_refused_and_takes_nothing(case):
     """ValueError naming the argument; the builder unchanged (item 5: the name is not
     taken) and the valid call still succeeds."""
+    assert_refused(case, None)
+
+
+def assert_refused(case, arg):
+    """case.call(arg) raises a ValueError whose message holds all of case.fragments."""
     count(case.entry, "bad inputs tried")
     with pytest.raises(ValueError) as err:
-        case.call(None)
+        case.call(arg)
     msg = str(err.value)
     missing = [f for f in case.fragments if f not in msg]
     assert not missing, f"message lacks {missing}: {msg}"
@@ -971,13 +975,7 @@ def entry():
 @pytest.mark.parametrize("case", ENTRY, ids=[c.id for c in ENTRY])
 def test_entry_point_bad_input_is_refused_naming_it(case, entry):
     """ValueError naming the item (not a JAX error from deep inside)."""
-    count(case.entry, "bad inputs tried")
-    with pytest.raises(ValueError) as err:
-        case.call(entry)
-    msg = str(err.value)
-    missing = [f for f in case.fragments if f not in msg]
-    assert not missing, f"message lacks {missing}: {msg}"
-    count(case.entry, "refused, naming the item")
+    assert_refused(case, entry)
 
 
 def test_entry_point_valid_calls_work(entry):
