@@ -127,21 +127,19 @@ def double_parallelogram(theta=-np.pi / 3, omega=1.0):
 
 def test_redundant_constraints_give_one_answer_on_every_path():
     """The double parallelogram (the redundant row named by constraint_report): simulate
-    with the defaults, simulate_batch of 4 (vmap) and the regularised solver give the same
-    motion with status 0 (they gave a blow-up to 4e33, a blow-up, the sane run); DenseLU,
-    which cannot factorise the singular KKT matrix, refuses concrete input naming the row
-    and the solver to use. (The element-wise batch, Baumgarte and traced DenseLU: the slow
-    test below.)"""
+    with the defaults and simulate_batch of 4 (vmap) give the same motion with status 0
+    (they blew up to 4e33); DenseLU, which cannot factorise the singular KKT matrix,
+    refuses concrete input naming the row and the solver to use. (The element-wise batch,
+    the regularised solver, Baumgarte and traced DenseLU: the slow test below.)"""
     mech, params, q, v = double_parallelogram()
     assert mb.constraint_report(mech, params, q)["redundant"] == ["C[1]"]
     kw = dict(save_every=100)
     T = (0.0, 1.0)
     ref = mb.simulate(mech, params, q, v, T, 1e-3, **kw)
     assert int(ref.status) == 0 and float(ref.energy_error()) < 1e-8
-    runs = {"regularised": mb.simulate(mech, params, q, v, T, 1e-3, solver=mb.SchurCholesky(regularization=1e-12), **kw)}
     P = jax.tree_util.tree_map(lambda x: jnp.stack([x] * 4), params)
     b = mb.simulate_batch(mech, P, q, v, T, 1e-3, state_axis=None, vectorize="vmap", **kw)
-    runs["simulate_batch(4, vmap)"] = jax.tree_util.tree_map(lambda x: x[3], b)
+    runs = {"simulate_batch(4, vmap)": jax.tree_util.tree_map(lambda x: x[3], b)}
     _agree(runs, ref)
     with pytest.raises(ValueError, match=r"C\[1\].*redundant.*SchurCholesky"):
         mb.simulate(mech, params, q, v, T, 1e-3, solver=mb.DenseLU(), **kw)
@@ -155,15 +153,16 @@ def _agree(runs, ref):
 
 @pytest.mark.slow
 def test_redundant_constraints_same_answer_elementwise_baumgarte_and_traced_denselu():
-    """The double parallelogram's other paths (the fast test above: simulate, the
-    regularised solver, the vmap batch, concrete DenseLU): the element-wise batch of 16
-    and Baumgarte stabilisation give the default's motion with status 0; DenseLU on traced
-    input sets a status."""
+    """The double parallelogram's other paths (the fast test above: simulate, the vmap
+    batch, concrete DenseLU): the element-wise batch of 16, the regularised solver and
+    Baumgarte stabilisation give the default's motion with status 0 (they gave a sane run,
+    the sane run and a third answer); DenseLU on traced input sets a status."""
     mech, params, q, v = double_parallelogram()
     kw = dict(save_every=100)
     T = (0.0, 1.0)
     ref = mb.simulate(mech, params, q, v, T, 1e-3, **kw)
-    runs = {"Baumgarte": mb.simulate(mech, params, q, v, T, 1e-3, stabilizer=mb.Baumgarte(10.0), **kw)}
+    runs = {"Baumgarte": mb.simulate(mech, params, q, v, T, 1e-3, stabilizer=mb.Baumgarte(10.0), **kw),
+            "regularised": mb.simulate(mech, params, q, v, T, 1e-3, solver=mb.SchurCholesky(regularization=1e-12), **kw)}
     P = jax.tree_util.tree_map(lambda x: jnp.stack([x] * 16), params)
     b = mb.simulate_batch(mech, P, q, v, T, 1e-3, state_axis=None, vectorize="elementwise", **kw)
     runs["simulate_batch(16, elementwise)"] = jax.tree_util.tree_map(lambda x: x[15], b)
