@@ -1,5 +1,6 @@
-"""Count the fault-injection suite: bad inputs tried and refused per entry point, kills of
-run_batch survived; prints a Markdown table for VALIDATION.md.
+"""Count the fault-injection suite: bad inputs tried and refused per entry point (builder
+methods summed per builder), traced bad inputs that set their status, poisoned batch
+members, kills of run_batch survived; prints a Markdown table for VALIDATION.md.
 
     python benchmarks/faults_tally.py            # the default (fast) cases
     python benchmarks/faults_tally.py --slow     # also the slow ones (10 more kills)
@@ -21,16 +22,52 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _grouped(tally: dict) -> dict:
+    """Builder methods ('Model.add_body', 'SpatialModel.add_spherical', ...) summed into one
+    row per builder, with the number of methods."""
+    out, methods = {}, {}
+    for entry, kinds in tally.items():
+        head, dot, _ = entry.partition(".")
+        if dot and head in ("Model", "SpatialModel"):
+            key = f"{head} builder"
+            methods[key] = methods.get(key, 0) + 1
+            row = out.setdefault(key, {})
+            for k, n in kinds.items():
+                row[k] = row.get(k, 0) + n
+        else:
+            out[entry] = dict(kinds)
+    for key, n in methods.items():
+        out[key]["methods"] = n
+    return out
+
+
 def markdown(tally: dict) -> str:
     lines = ["| entry point | tried | survived | details |", "|---|---|---|---|"]
+    tally = _grouped(tally)
     for entry in sorted(tally):
         kinds = dict(tally[entry])
         if "bad inputs tried" in kinds:
             tried = kinds.pop("bad inputs tried")
             ok = kinds.pop("refused, naming the item", 0)
-            what = ("bad option or model file: exit status 2, one line naming it, no traceback"
-                    if "CLI" in entry else "bad input: ValueError naming the item")
+            if "CLI" in entry:
+                what = "bad option or model file: exit status 2, one line naming it, no traceback"
+            elif "builder" in entry:
+                what = (f"every one of its {kinds.pop('methods', 0)} public methods, one bad argument "
+                        "at a time: ValueError naming it, the builder unchanged, the name free")
+            else:
+                what = "bad input: ValueError naming the item"
             lines.append(f"| {entry} | {tried} | {ok} | {what} |")
+        elif "traced bad inputs tried" in kinds:
+            tried = kinds.pop("traced bad inputs tried")
+            ok = kinds.pop("status set as documented", 0)
+            lines.append(f"| {entry} | {tried} | {ok} | bad input under jit / vmap: its member's "
+                         "documented status flag, the healthy member's status 0 |")
+        elif "batches" in kinds:
+            n = kinds.pop("batches")
+            same = kinds.pop("healthy members bit-identical", 0)
+            lines.append(f"| {entry} | {n} batch(es) of 200, 1 % poisoned | {same} healthy members "
+                         "bit-identical | poisoned members flagged; the others bit for bit those "
+                         "of the batch without poison |")
         else:
             kills = kinds.pop("kills", 0)
             same = kinds.pop("resumed runs bit-identical to the uninterrupted run", 0)

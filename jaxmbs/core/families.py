@@ -155,6 +155,15 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
+    def validate(self, p, xp=np):
+        """Rules of parameters beyond finiteness (which the core checks):
+        p {field: array (..., k, *field shape)} -> [(field, bad (..., k) bool,
+        'must be ...')]; leading axes are batch axes. xp: numpy for concrete Params
+        (`jaxmbs.checks.check_params`: Mechanism.replace, simulate, assemble, ... raise
+        ValueError) or jax.numpy for traced ones (`jaxmbs.checks.params_status`: the PARAMS
+        status flag of simulate)."""
+        return []
+
 
 class ConstraintFamily:
     """r rows per instance between frames of kind `frame`.
@@ -176,6 +185,12 @@ class ConstraintFamily:
 
     def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
         raise NotImplementedError
+
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields, xp)
 
 
 class ForceArgs(NamedTuple):
@@ -219,6 +234,13 @@ class ForceFamily:
 
     def evaluate(self, p, a: ForceArgs):
         raise NotImplementedError
+
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
+        velocity > 0, contact exponent >= 1)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields, xp)
 
 
 class _Registry(NamedTuple):

@@ -296,6 +296,25 @@ class SpatialRigidBody(F.BodyFamily):
     def inertia_data(self, p):
         return p["mass"], p["inertia"], p["cg"]
 
+    def validate(self, p, xp=np):
+        """mass > 0 (kg); inertia (3, 3) about the CG symmetric, positive definite and
+        obeying the triangle inequality I3 <= I1 + I2 of a physical body (as the builder).
+        xp: numpy (concrete checks) or jax.numpy (traced: the PARAMS status)."""
+        J = p["inertia"]
+        fin = xp.all(xp.isfinite(J), axis=(-2, -1))
+        Jf = xp.where(fin[..., None, None], J, xp.eye(3, dtype=J.dtype))
+        big = xp.maximum(1.0, xp.max(xp.abs(Jf), axis=(-2, -1)))
+        sym = xp.max(xp.abs(Jf - xp.swapaxes(Jf, -1, -2)), axis=(-2, -1)) <= 1e-12 * big
+        ev = xp.linalg.eigvalsh(0.5 * (Jf + xp.swapaxes(Jf, -1, -2)))
+        pd = ev[..., 0] > 0
+        tri = ev[..., 2] <= ev[..., 0] + ev[..., 1] + 1e-12 * xp.abs(ev[..., 2])
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
+                ("inertia", fin & ~sym, "must be a symmetric 3x3 tensor (kg m^2)"),
+                ("inertia", fin & sym & ~pd, "must be positive definite (kg m^2; principal "
+                                              "moments > 0)"),
+                ("inertia", fin & sym & pd & ~tri, "must obey the triangle inequality "
+                                                   "I3 <= I1 + I2 of a physical body")]
+
     # linear inertial parameters: m, m c (3), J_ref about the reference point (6)
     inertial_labels = ("m", "mcx", "mcy", "mcz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
 
@@ -337,6 +356,9 @@ class Particle3DBody(F.BodyFamily):
     def inertia_data(self, p):
         m = p["mass"]
         return m, jnp.zeros(m.shape + (3, 3), m.dtype), jnp.zeros(m.shape + (3,), m.dtype)
+
+    def validate(self, p, xp=np):
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
 
     inertial_labels = ("m",)
 

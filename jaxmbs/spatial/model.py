@@ -81,7 +81,14 @@ def _orientation(x, what):
     matrix (3, 3) whose columns are the body axes in global coordinates."""
     if x is None:
         return np.array([1.0, 0.0, 0.0, 0.0])
-    a = np.asarray(x, dtype=float)
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{what}: give a unit quaternion (w, x, y, z) or a 3x3 rotation matrix, "
+                         f"got {x!r}")
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: give a unit quaternion (w, x, y, z) or a 3x3 rotation matrix, "
+                         f"got {x!r}") from None
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{what}: must be finite, got {x!r}")
     if a.shape == (4,):
@@ -267,12 +274,12 @@ class SpatialModel(BuilderBase):
                 raise ValueError(f"{owner}: {b!r} is a particle, which has no orientation; "
                                  "use a spherical joint or a body")
 
-    def _local(self, body, owner, at=None, point=None, which=""):
+    def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):
         kind, r, R = self._frame(body, owner)
         if point is not None:
-            s = _vec3(point, f"{owner}: point{which}")
+            s = _vec3(point, f"{owner}: {point_name or 'point' + which}")
         elif at is not None:
-            s = R.T @ (_vec3(at, f"{owner}: at") - r)
+            s = R.T @ (_vec3(at, f"{owner}: {at_name}") - r)
         else:
             s = np.zeros(3)
         if kind == "particle":
@@ -482,13 +489,13 @@ class SpatialModel(BuilderBase):
         owner = f"distance {name!r}"
         self._new_name(name, "joint")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global_point(body_j, sj) - self._global_point(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(f"{owner}: the two points coincide in the initial configuration; "
                              "a distance constraint needs distinct points (use add_spherical)")
-        profile = prof.constant(d0) if length is None else prof.as_profile(length)
+        profile = prof.constant(d0) if length is None else prof.as_profile(length, f"{owner}: length")
         if length is not None and profile.fn is None and profile == prof.constant(profile.coef[0]):
             B.positive(profile.coef[0], f"{owner}: length")
         part = self._add_inst("dist3", body_i, body_j, name, point_i=si, point_j=sj, profile=profile)
@@ -585,7 +592,7 @@ class SpatialModel(BuilderBase):
         if motion not in ("angle", "displacement") or (kind == "revolute" and motion != "angle") \
                 or (kind == "prismatic" and motion != "displacement"):
             raise ValueError(f"{owner}: motion {motion!r} does not apply to a {kind}")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         self._new_name(name, "driver")
         if motion == "angle":
             part = self._add_inst("rot_driver", bi, bj, name, f_i=geo["f_i"], g_i=geo["g_i"],
@@ -614,7 +621,7 @@ class SpatialModel(BuilderBase):
             raise ValueError(f"{owner}: the ground cannot be driven")
         s = self._local(body, owner, at, point, "")
         a = _unit3(axis, f"{owner}: axis")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         c0 = float(a @ self._global_point(body, s))
         profile = profile._replace(coef=(profile.coef[0] + c0,) + tuple(profile.coef[1:]))
         self._new_name(name, "driver")
@@ -782,7 +789,7 @@ class SpatialModel(BuilderBase):
         self._two(owner, surface, disc)
         self._oriented(owner, disc)
         r = B.positive(radius, f"{owner}: radius")
-        sj = self._local(disc, owner, center, center_local, "")
+        sj = self._local(disc, owner, center, center_local, "", "center", "center_local")
         aj = self._dir_local(disc, owner, axle, axle_local, "axle")
         si = self._local(surface, owner, _vec3(plane_point, f"{owner}: plane_point"), None, "")
         ni = self._to_local(surface, _unit3(plane_normal, f"{owner}: plane_normal"))
@@ -805,8 +812,8 @@ class SpatialModel(BuilderBase):
         actuator tension force N."""
         owner = f"spring {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global_point(body_j, sj) - self._global_point(body_i, si)))
         k, c = B.finite(k, f"{owner}: k"), B.finite(c, f"{owner}: c")
         if k < 0 or c < 0:
@@ -852,11 +859,17 @@ class SpatialModel(BuilderBase):
         Rm = _R_from_quat(qm)
         Ri, Rj = self._frame(body_i, owner)[2], self._frame(body_j, owner)[2]
         vals = {}
-        for key, x in (("k_t", k_translation), ("k_r", k_rotation), ("c_t", c_translation),
-                       ("c_r", c_rotation)):
-            a = np.broadcast_to(np.asarray(x, float), (3,)).copy()
+        for key, arg, x in (("k_t", "k_translation", k_translation), ("k_r", "k_rotation", k_rotation),
+                            ("c_t", "c_translation", c_translation), ("c_r", "c_rotation", c_rotation)):
+            msg = f"{owner}: {arg} must be a number or 3 numbers (one per marker axis), finite and >= 0, got {x!r}"
+            if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+                raise ValueError(msg)
+            try:
+                a = np.broadcast_to(np.asarray(x, float), (3,)).copy()
+            except (TypeError, ValueError):
+                raise ValueError(msg) from None
             if not np.all(np.isfinite(a)) or np.any(a < 0):
-                raise ValueError(f"{owner}: {key} must be finite and >= 0, got {x!r}")
+                raise ValueError(msg)
             vals[key] = a
         self._new_name(name, "force")
         self._add_force("bushing", name=name, fi=body_i, fj=body_j, point_i=si, point_j=sj,
@@ -912,7 +925,7 @@ class SpatialModel(BuilderBase):
         regularised as -mu F_n v_t / sqrt(|v_t|^2 + slip_velocity^2))."""
         owner = f"contact {name!r}"
         self._two(owner, plane_body, sphere_body)
-        sj = self._local(sphere_body, owner, center, center_local, "")
+        sj = self._local(sphere_body, owner, center, center_local, "", "center", "center_local")
         si = self._local(plane_body, owner, _vec3(plane_point, f"{owner}: plane_point"), None, "")
         ni = self._to_local(plane_body, _unit3(normal, f"{owner}: normal"))
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
@@ -933,8 +946,8 @@ class SpatialModel(BuilderBase):
         centres at_i / at_j (global initial) or point_i / point_j (body coordinates)."""
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         ri, rj = B.positive(radius_i, f"{owner}: radius_i"), B.positive(radius_j, f"{owner}: radius_j")
