@@ -19,6 +19,8 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -83,8 +85,14 @@ def main(argv=None) -> int:
     ap.add_argument("--slow", action="store_true", help="also run the slow cases")
     ap.add_argument("--json", default=os.path.join(ROOT, "benchmarks", "results", "faults.json"),
                     help="where to write the tally (default benchmarks/results/faults.json)")
+    ap.add_argument("--write-md", action="store_true",
+                    help="replace section 8 of VALIDATION.md with the tally (from --json; with "
+                    "--no-run, without running the tests)")
+    ap.add_argument("--no-run", action="store_true", help="use the tally already in --json")
     args = ap.parse_args(argv)
     path = os.path.abspath(args.json)
+    if args.no_run:
+        return write_md(path) if args.write_md else 0
     if os.path.exists(path):
         os.remove(path)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
@@ -98,7 +106,22 @@ def main(argv=None) -> int:
     with open(path) as f:
         tally = json.load(f)
     print(markdown(tally))
+    if args.write_md and r.returncode == 0:
+        write_md(path)
     return r.returncode
+
+
+def write_md(path) -> int:
+    """Replace (or append) section 8 of VALIDATION.md, rendered as accuracy.py renders it."""
+    import accuracy
+    md_path = os.path.join(ROOT, "VALIDATION.md")
+    with open(md_path) as f:
+        text = f.read()
+    head = text.split(accuracy.FAULTS_HEADING)[0].rstrip("\n") + "\n\n"
+    with open(md_path, "w") as f:
+        f.write(head + "\n".join(accuracy.faults_section(path)))
+    print(f"wrote section 8 of {md_path} from {path}")
+    return 0
 
 
 if __name__ == "__main__":
