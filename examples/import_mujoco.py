@@ -95,11 +95,11 @@ def save(out, path, argv, total_s):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(CASES), help="comma-separated: " + ", ".join(CASES))
-    ap.add_argument("--t1", type=float, default=2.0)
+    ap.add_argument("--t1", type=float, default=2.0, help="simulated time of every model (s)")
     ap.add_argument("--dt-tree", type=float, default=2.5e-4, help="dt of the tree models (s)")
     ap.add_argument("--dt-loop", type=float, default=1e-3, help="dt of the loop models (s)")
     ap.add_argument("--plot-dir", default=None, help="write import_<model>.png figures here")
-    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print the results as one JSON line (last line)")
     ap.add_argument("--save", default=None, help="write the results with machine info (JSON)")
     argv = sys.argv[1:] if argv is None else list(argv)
     a = ap.parse_args(argv)

@@ -597,6 +597,16 @@ SPATIAL_CALLS = {
                                        radius_j=0.1, k=1e4),
                                   dict(name="name", body_i="body", body_j="body",
                                        radius_i="positive", radius_j="positive", **LAW)),
+    "add_armature": (dict(name="n", joint="R", inertia=0.1),
+                     dict(name="name", joint="joint", inertia="positive")),
+    "add_axial_spring": (dict(name="n", joint="S", k=10.0),
+                         dict(name="name", joint="joint", k="nonneg", c="nonneg", length="finite",
+                              force="finite")),
+    "add_joint_actuator": (dict(name="n", joint="R", control=0),
+                           dict(name="name", joint="joint", gear="finite", offset="finite")),
+    "add_joint_coupling": (dict(name="n", joint1="R", joint2="S"),
+                           dict(name="name", joint1="joint", joint2="joint", offset1="finite",
+                                offset2="finite")),
     **USER_CALLS,
 }
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
