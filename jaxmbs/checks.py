@@ -74,10 +74,12 @@ def params_status(mech, params):
 
     params = jax.lax.stop_gradient(params)  # (a flag: no derivative through eigvalsh & co.)
     bad = jnp.zeros((), bool)
-    for _, _, _, leaf in _leaves(params):
+    for _, _, field, leaf in _leaves(params):
         leaf = jnp.asarray(leaf)
         if leaf.size and jnp.issubdtype(leaf.dtype, jnp.inexact):
-            bad = bad | ~jnp.all(jnp.isfinite(leaf))
+            # limits (ctrlrange, forcerange) may be +-inf (unlimited), never NaN
+            ok = ~jnp.isnan(leaf) if str(field).endswith("range") else jnp.isfinite(leaf)
+            bad = bad | ~jnp.all(ok)
     for group, getter in (("bodies", F.body_family), ("joints", F.constraint_family),
                           ("forces", F.force_family)):
         for fam, d in getattr(params, group).items():
@@ -206,7 +208,8 @@ def check_params(mech, params, *, keys=None, where="params"):
                 raise ValueError(f"{where}: {key!r} must be real numbers, got dtype {a.dtype}")
             continue
         nb = len(bshape) if bshape is not None and a.shape[:len(bshape)] == bshape else 0
-        fin = np.isfinite(a)
+        # limits (ctrlrange, forcerange) may be +-inf (unlimited), never NaN
+        fin = ~np.isnan(a) if str(field).endswith("range") else np.isfinite(a)
         if group in ("gravity", "user"):
             bad = ~fin.reshape(a.shape[:nb] + (-1,)).all(-1) if a.ndim > nb else ~fin
         else:
