@@ -225,8 +225,10 @@ def band_factor(B, tol):
 
     Row i of L is found from the trailing w x w block T of L (rows i-w..i-1): its
     off-diagonal part x solves T x = A[i, i-w:i], and L_ii = sqrt(A_ii - x.x).
-    Returns R (m, w + 1) = [x, L_ii] per row, and a flag set if a pivot fell below
-    tol * A_ii (rank-deficient rows).
+    Returns R (m, w + 1) = [x, L_ii] per row, and dropped (m,) bool: rows whose pivot fell
+    below tol * A_ii depend on the rows before them and are dropped (L_ii = +inf, so that
+    `band_solve` gives them 0 and they do not enter the other rows; as
+    `jaxmbs.saddle.CholeskyFactor`).
 
     The carried window is one array (not a tuple of scalars): XLA copies every carried
     buffer that the loop body permutes, and a shifted tuple costs one copy kernel per
@@ -239,24 +241,21 @@ def band_factor(B, tol):
     tri = [(a, b) for a in range(w) for b in range(a + 1)]  # packed lower triangle of T
     T0 = jnp.asarray([1.0 if a == b else 0.0 for a, b in tri], dtype)
 
-    def row(carry, Bi):
-        Tv, bad = carry
+    def row(Tv, Bi):
         T = {ab: Tv[k] for k, ab in enumerate(tri)}
         x = []
         for k in range(w):  # T x = A[i, i - w + k] = Bi[w - k]
             s = Bi[w - k] - sum((T[k, j] * x[j] for j in range(k)), zero)
             x.append(s / T[k, k])
         d = Bi[0] - sum((xk * xk for xk in x), zero)
-        floor = tol * jnp.abs(Bi[0])
-        small = d <= floor
-        d = jnp.where(small, jnp.maximum(floor, jnp.finfo(dtype).tiny), d)
-        lii = jnp.sqrt(d)
+        small = d <= tol * jnp.abs(Bi[0])
+        lii = jnp.sqrt(jnp.where(small, jnp.inf, d))
         full = {**T, **{(w, b): x[b] for b in range(w)}, (w, w): lii}
         Tn = jnp.stack([full[a + 1, b + 1] for a, b in tri])
-        return (Tn, bad | small), jnp.stack(x + [lii])
+        return Tn, (jnp.stack(x + [lii]), small)
 
-    (_, bad), R = jax.lax.scan(row, (T0, jnp.zeros((), bool)), B)
-    return R, bad
+    _, (R, dropped) = jax.lax.scan(row, T0, B)
+    return R, dropped
 
 
 def band_solve(R, b):
@@ -311,11 +310,22 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     B = schur_band(M, jac)
     if regularization:
         B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
-    tol = 1e3 * jnp.finfo(B.dtype).eps if tol is None else tol
-    R, bad = band_factor(jax.lax.stop_gradient(B), tol)
-    rhs = (jac @ MinvQ - gamma)[plan.perm]
+    from .saddle import inconsistent, row_scale, schur_tol
+
+    ptol = schur_tol(B.dtype, tol)
+    Bs = jax.lax.stop_gradient(B)
+    R, dropped = band_factor(Bs, ptol)
+    JMQ = jac @ MinvQ
+    rhs = (JMQ - gamma)[plan.perm]
     lam_p = jax.lax.custom_linear_solve(lambda y: band_matvec(B, y), rhs,
                                         lambda _, r: band_solve(R, r), symmetric=True)
     lam = lam_p[plan.pos]
     qdd = MinvQ - M.solve(jac.rmatvec(lam))
+    # dropped (dependent) rows must hold: else a singular configuration (SINGULAR)
+    sg = jax.lax.stop_gradient
+    lp, rp = sg(lam_p), sg(rhs)
+    Alam = band_matvec(Bs, lp)
+    scale = row_scale(Bs[:, 0], sg(jnp.dot(Q, MinvQ)), lp, Alam, sg(JMQ[plan.perm]),
+                      sg(gamma[plan.perm]))
+    bad = inconsistent(Alam - rp, scale, dropped, B.dtype, tol)
     return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)

@@ -383,6 +383,9 @@ def _check_options(options):
             v = _number(k, options[k], f"give {k}, a finite number >= 0")
             if v < 0:
                 raise ValueError(f"{k} must be >= 0, got {v}")
+    if "energy_tol" in options:
+        from .simulate import _check_energy_tol
+        _check_energy_tol(options["energy_tol"])
     if "check_initial" in options and not isinstance(options["check_initial"], (bool, np.bool_)):
         raise ValueError(f"check_initial must be True or False, got {options['check_initial']!r}")
     ck = options.get("checkpoint", False)

@@ -20,14 +20,15 @@ import numpy as np
 from .core import families as F
 from .mechanism import BodyBlock, FamilyBlock, ForceBlock, NodeBlock, UserFunction
 
-__all__ = ["BuilderBase", "recorded", "GROUND", "finite", "positive"]
+__all__ = ["BuilderBase", "recorded", "GROUND", "finite", "positive", "vector", "user_params"]
 
 GROUND = "ground"
 
 
 def finite(x, what):
-    """float(x), or ValueError naming `what` unless x is a finite real number (bool refused)."""
-    if isinstance(x, (bool, np.bool_)):
+    """float(x), or ValueError naming `what` unless x is a finite real number (bool and
+    text refused)."""
+    if isinstance(x, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{what} must be a number, got {x!r}")
     try:
         v = float(x)
@@ -39,8 +40,9 @@ def finite(x, what):
 
 
 def positive(x, what):
-    """float(x), or ValueError naming `what` unless x is a positive finite number."""
-    if isinstance(x, (bool, np.bool_)):
+    """float(x), or ValueError naming `what` unless x is a positive finite number (bool
+    and text refused)."""
+    if isinstance(x, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{what} must be a number, got {x!r}")
     try:
         v = float(x)
@@ -49,6 +51,37 @@ def positive(x, what):
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{what} must be positive and finite, got {v!r}")
     return v
+
+
+def vector(x, n, what):
+    """x as a finite float array of shape (n,), or ValueError naming `what` (bool and text
+    refused)."""
+    names = "(x, y)" if n == 2 else "(x, y, z)" if n == 3 else f"of {n} numbers"
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        raise ValueError(f"{what}: expected a finite {n}-vector {names}, got {x!r}")
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: expected a finite {n}-vector {names}, got {x!r}") from None
+    if a.shape != (n,) or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what}: expected a finite {n}-vector {names}, got {x!r}")
+    return a
+
+
+def user_params(params, what):
+    """None, or the parameters of a user function as a finite real float array (ValueError
+    naming `what` otherwise: bool, text, NaN, inf)."""
+    if params is None:
+        return None
+    if isinstance(params, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{what}: params must be an array of numbers, got {params!r}")
+    try:
+        a = np.asarray(params, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: params must be an array of numbers, got {params!r}") from None
+    if np.asarray(params).dtype.kind == "b" or not np.all(np.isfinite(a)):
+        raise ValueError(f"{what}: params must be finite real numbers, got {params!r}")
+    return params
 
 
 def recorded(method):
@@ -129,6 +162,7 @@ class BuilderBase:
         self._new_name(name, "constraint")
         if not callable(fn):
             raise ValueError(f"constraint {name!r}: fn must be a function Phi(q, t[, params])")
+        user_params(params, f"constraint {name!r}")
         self._user_constraints.append(dict(name=name, fn=fn, params=params))
         return name
 
@@ -147,6 +181,7 @@ class BuilderBase:
         if not callable(fn):
             raise ValueError(f"velocity constraint {name!r}: fn must be a function "
                              "fn(q, v, t[, params]) -> rows affine in v")
+        user_params(params, f"velocity constraint {name!r}")
         self._user_constraints.append(dict(name=name, fn=fn, params=params, velocity=True))
         return name
 
@@ -157,6 +192,7 @@ class BuilderBase:
         self._new_name(name, "force")
         if not callable(fn):
             raise ValueError(f"force {name!r}: fn must be a function Q(q, v, t, u[, params])")
+        user_params(params, f"force {name!r}")
         self._user_forces.append(dict(name=name, fn=fn, params=params))
         return name
 

@@ -2,7 +2,7 @@
 
     jaxmbs --version
     jaxmbs demo [--batch 4096] [--seed 0] [--points 73] [--out demo.png] [--no-plot] [--json]
-    jaxmbs simulate MODEL.json --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
+    jaxmbs simulate MODEL.json|MODEL.xml|MODEL.urdf --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
                     [--out results.npz] [--plot fig.png] [--json]
 
 ``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
@@ -207,7 +207,7 @@ def _demo_plot(angle_deg, torque, peak, pct, path, result):
 INTEGRATORS = ("rk4", "dopri5", "semi-implicit-euler", "euler")
 STABILIZERS = ("projection", "baumgarte", "none")
 _API_NAMES = {k: k for k in ("t0", "t1", "dt", "batch", "seed", "save_every", "out", "plot",
-                             "plot_coords", "perturb", "integrator", "stabilizer")}
+                             "plot_coords", "perturb", "integrator", "stabilizer", "energy_tol")}
 _CLI_NAMES = {k: "argument --" + k.replace("_", "-") for k in _API_NAMES}
 
 
@@ -300,12 +300,21 @@ def check_simulate_args(t1, t0=0.0, dt=1e-3, batch=1, seed=0, integrator="rk4",
                 stabilizer=stabilizer, save_every=save_every, out=out, plot=plot, n_steps=n_steps)
 
 
+MUJOCO_SUFFIXES = (".xml", ".mjcf", ".urdf")
+
+
 def _load_file(path):
-    """(mech, params, q0, v0) of a model file; any failure is a ValueError that starts with
-    the file name."""
+    """(mech, params, q0, v0) of a model file (jaxmbs JSON, or MJCF / URDF through
+    `jaxmbs.from_mjcf`); any failure is a ValueError that starts with the file name."""
     from jaxmbs.io import load_model
 
     try:
+        if str(path).lower().endswith(MUJOCO_SUFFIXES):
+            from jaxmbs.importers import from_mjcf
+
+            if not __import__("os").path.exists(path):
+                raise OSError(2, "No such file or directory", str(path))
+            return from_mjcf(path).build()
         return load_model(path).build()
     except Exception as e:  # noqa: BLE001 (json, builder and file errors alike)
         kind = "" if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: "
@@ -319,10 +328,12 @@ def _load_file(path):
 
 def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integrator="rk4",
                   stabilizer="projection", save_every=None, out=None, plot=None, quiet=False,
-                  plot_coords="all", _names=None) -> dict:
+                  plot_coords="all", _names=None, energy_tol=0.05) -> dict:
     """Simulate a JSON model file (``jaxmbs simulate``); returns the summary dict.
 
-    path: model file (`jaxmbs.save_model`). t0, t1, dt: time span and step, s.
+    path: model file (`jaxmbs.save_model`), or an MJCF (.xml, .mjcf) or URDF (.urdf) file
+    imported with `jaxmbs.from_mjcf` (needs the mujoco package; what the import does not
+    map is named in a warning on stderr). t0, t1, dt: time span and step, s.
     batch: number of members; perturb: ("key=rel", ...) each member's parameter `key`
     (see `Mechanism.param_names()`) scaled by 1 + rel * U(-1, 1), independently per member
     (seed: PRNG seed). integrator: rk4 | dopri5 | semi-implicit-euler | euler.
@@ -333,8 +344,10 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
     time histories; plot_coords: "all" (default) or a list / comma-separated string of the
     coordinate names (or indices) to draw. Every member is assembled from the file's
     initial state (Newton on the positions, least-norm consistent velocities) before it is
-    simulated. Every argument is checked before the simulation starts (ValueError naming
-    it; a model file's errors start with its name).
+    simulated. energy_tol: relative energy-balance error above which a member fails with
+    the ENERGY status (`jaxmbs.simulate`'s energy_tol; e.g. a spring too stiff for dt).
+    Every argument is checked before the simulation starts (ValueError naming it; a model
+    file's errors start with its name), the drawn parameters too (no mass <= 0).
     """
     import jax
     import jax.numpy as jnp
@@ -344,6 +357,9 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
     from jaxmbs import status as st
 
     nm = dict(_API_NAMES, **(_names or {}))
+    energy_tol = _finite(energy_tol, nm.get("energy_tol", "energy_tol"))
+    if not energy_tol > 0:
+        raise ValueError(f"{nm.get('energy_tol', 'energy_tol')}: must be > 0, got {energy_tol:g}")
     a = check_simulate_args(t1, t0, dt, batch, seed, integrator, stabilizer, save_every, out,
                             plot, names=nm)
     t0, t1, dt, batch, seed, save_every, out, plot, n_steps = (
@@ -379,6 +395,16 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
             raise ValueError(f"{nm['perturb']}: {key!r} is given twice")
         base = np.asarray(mech.get(params, key))
         values[key] = base * (1 + rel * rng.uniform(-1, 1, (batch,) + base.shape))
+    if values:  # the drawn members must be valid parameters (e.g. no mass <= 0)
+        from jaxmbs.checks import check_params
+
+        drawn = jax.vmap(lambda vals: mech.replace(params, vals))({k: jnp.asarray(v) for k, v in values.items()})
+        try:
+            check_params(mech, drawn, where="drawn params")
+        except ValueError as e:
+            raise ValueError(f"{nm['perturb']}: {e}; the perturbation (1 + REL U(-1, 1), "
+                             f"seed {seed}) makes invalid members: choose a smaller REL (below 1 "
+                             "for a parameter that must stay positive)") from None
     coords = None
     if plot:
         from jaxmbs.plot import select_coordinates
@@ -395,7 +421,8 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
         p = mech.replace(params, vals) if vals else params
         asm = jaxmbs.assemble(mech, p, q0, v0, t0)
         tr = jaxmbs.simulate(mech, p, asm.q, asm.v, (t0, t1), dt, integrator=integ[integrator],
-                             stabilizer=stabs[stabilizer], save_every=save_every)
+                             stabilizer=stabs[stabilizer], save_every=save_every,
+                             energy_tol=energy_tol)
         return tr._replace(status=tr.status | asm.status)
 
     vals = {k: jnp.asarray(v) for k, v in values.items()}
@@ -537,9 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", default="demo.png", help="PNG to write (default demo.png)")
     d.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     d.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
-    sm = sub.add_parser("simulate", help="simulate a JSON model file (batch, perturbations, npz, plot)",
+    sm = sub.add_parser("simulate", help="simulate a model file: JSON, MJCF or URDF (batch, perturbations, npz, plot)",
                         description=" ".join(simulate_file.__doc__.split("\n\n")[0].split()))
-    sm.add_argument("model", help="JSON model file (jaxmbs.save_model)")
+    sm.add_argument("model", help="model file: jaxmbs JSON (jaxmbs.save_model), MJCF (.xml) or URDF (.urdf)")
     sm.add_argument("--t1", type=_number, required=True, help="end time, s")
     sm.add_argument("--t0", type=_number, default=0.0, help="start time, s (default 0)")
     sm.add_argument("--dt", type=_number, default=1e-3,
@@ -558,6 +585,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--plot-coords", default="all", metavar="NAMES",
                     help="coordinates drawn by --plot: 'all' (default) or comma-separated names, "
                          "e.g. crank.theta,slider.x")
+    sm.add_argument("--energy-tol", type=_number, default=0.05,
+                    help="relative energy-balance error above which a member fails with status "
+                         "ENERGY, e.g. a spring too stiff for --dt (default 0.05)")
     sm.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     sm.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
     return ap
@@ -585,7 +615,7 @@ def main(argv=None) -> int:
             res = simulate_file(args.model, args.t1, args.t0, args.dt, args.batch, args.perturb,
                                 args.seed, args.integrator, args.stabilizer, args.save_every,
                                 args.out, args.plot, plot_coords=args.plot_coords,
-                                _names=_CLI_NAMES)
+                                _names=_CLI_NAMES, energy_tol=args.energy_tol)
         except (ValueError, OSError) as e:
             print(f"{prog}: error: {' '.join(str(e).split())} (see {prog} --help)", file=sys.stderr)
             return 2

@@ -41,7 +41,21 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     """Solve the saddle-point system at (q, v, t) with controls u (n_controls,).
 
     Sign convention: M vdot + jac^T lam = Q, so the constraint forces are -jac^T lam.
+    Concrete inputs are checked (`jaxmbs.checks`: ValueError naming the item); traced ones
+    get the shape checks, and non-finite results set status NONFINITE (a NaN parameter or
+    state under jit / vmap).
     """
+    from .checks import check_call
+
+    check_call(mech, params, "accelerations", q=q, v=v, t=t, u=u, require=("q", "v"))
+    acc = _accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
+    finite = jnp.all(jnp.isfinite(acc.qdd)) & jnp.all(jnp.isfinite(acc.lam))
+    return acc._replace(status=acc.status | jnp.where(finite, st.OK, st.NONFINITE).astype(jnp.int32))
+
+
+def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
+                   stabilizer=NoStabilization()) -> Accelerations:
+    """`accelerations` without the input checks (the engine's inner loop)."""
     terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)
@@ -66,8 +80,8 @@ class MechanismTerm(NamedTuple):
 
     def vf(self, t, y):
         q, v, _ = y
-        acc = accelerations(self.mech, self.params, q, v, t, self.u(t), solver=self.solver,
-                            stabilizer=self.stabilizer)
+        acc = _accelerations(self.mech, self.params, q, v, t, self.u(t), solver=self.solver,
+                             stabilizer=self.stabilizer)
         return (self.mech.qdot(q, v), acc.qdd, acc.power), acc.status
 
     def qdot(self, q, v):

@@ -194,7 +194,7 @@ class GeneralizedAlpha:
     def init(self, term, t0, y0, h):
         """(vdot0, a0 = vdot0, lam0, h, power0): the consistent accelerations and
         multipliers at t0 (one saddle solve with the term's solver)."""
-        from .dynamics import accelerations
+        from .dynamics import _accelerations as accelerations  # (traced: no input checks)
         q, v = y0[0], y0[1]
         if self.linear == "lstsq":
             # redundant rows: the KKT system by least squares (the term's solver may be

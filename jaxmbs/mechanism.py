@@ -449,12 +449,31 @@ class Mechanism:
         """New Params with the named parameters set (pure: works under jit/vmap/grad).
 
         Example: mech.replace(params, {"crank.mass": 0.4, "crank_pin.point_i": [0.16, 0]}).
+
+        Concrete values are checked (ValueError naming the key): real finite numbers (not
+        bool or text) of the parameter's shape, obeying the family's rules (a mass > 0, a
+        spatial inertia tensor positive definite, ...; `jaxmbs.checks.check_params`).
+        Traced values (under jit / vmap / grad) are not checked: a bad one shows as a
+        status flag of the simulation. For one value per batch member, vmap this call:
+        jax.vmap(lambda m: mech.replace(params, {"crank.mass": m}))(masses).
         """
+        from . import checks
+
+        where = "mech.replace(params, ...)"
+        if not isinstance(values, dict):
+            raise ValueError(f"{where}: values must be a dict {{key: value}}, got "
+                             f"{type(values).__name__}")
+        if not isinstance(params, Params):
+            raise ValueError(f"{where}: params must be the Params of build(), got "
+                             f"{type(params).__name__}")
         groups = {g: {f: dict(d) for f, d in getattr(params, g).items()}
                   for g in ("bodies", "joints", "forces")}
         user = dict(params.user)
         gravity = params.gravity
+        concrete = True
         for key, value in values.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: keys must be parameter names (str), got {key!r}")
             group, fam, field, index, col = self._where(key)
             if group in groups:
                 arr = groups[group][fam][field]
@@ -462,7 +481,21 @@ class Mechanism:
                 arr = user[fam]
             else:
                 arr = gravity
+            if checks.is_traced(value):
+                concrete = False
+            else:
+                checks.check_value(key, value, where)
             value = jnp.asarray(value, dtype=arr.dtype)
+            slot = tuple(arr.shape) if index is None else tuple(np.shape(np.empty(arr.shape)[index])) \
+                if col is None else tuple(np.shape(np.empty(arr.shape)[index, col]))
+            try:
+                ok = np.broadcast_shapes(tuple(value.shape), slot) == slot
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{where}: {key!r} must have shape {slot}, got {tuple(value.shape)}; "
+                                 "for one value per batch member use jax.vmap(lambda x: "
+                                 f"mech.replace(params, {{{key!r}: x}}))(values)")
             if index is None:
                 arr = jnp.broadcast_to(value, arr.shape)
             elif col is None:
@@ -475,8 +508,11 @@ class Mechanism:
                 user[fam] = arr
             else:
                 gravity = arr
-        return Params(bodies=groups["bodies"], gravity=gravity, joints=groups["joints"],
-                      forces=groups["forces"], user=user)
+        out = Params(bodies=groups["bodies"], gravity=gravity, joints=groups["joints"],
+                     forces=groups["forces"], user=user)
+        if concrete and values and not checks.is_traced(out):
+            checks.check_params(self, out, keys=tuple(values), where=where)
+        return out
 
 
 def _leaf(params, group, fam, field):

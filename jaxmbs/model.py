@@ -40,10 +40,7 @@ class Built(NamedTuple):
 
 
 def _vec2(x, what):
-    a = np.asarray(x, dtype=float)
-    if a.shape != (2,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: expected a finite 2-vector (x, y), got {x!r}")
-    return a
+    return B.vector(x, 2, what)
 
 
 def _rot(th):
@@ -121,13 +118,14 @@ class Model(BuilderBase):
         known = ", ".join([GROUND, *self._bodies, *self._particles])
         raise ValueError(f"{owner}: unknown body {name!r}; known bodies: {known}")
 
-    def _local(self, body, owner, at=None, point=None, which=""):
-        """Local coordinates of a point given globally (at=) or locally (point=)."""
+    def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):
+        """Local coordinates of a point given globally (at=) or locally (point=); at_name /
+        point_name: the arguments' names in error messages."""
         kind, q = self._frame(body, owner)
         if point is not None:  # a local point overrides the shared global `at` for this body
-            s = _vec2(point, f"{owner}: point{which}")
+            s = _vec2(point, f"{owner}: {point_name or 'point' + which}")
         elif at is not None:
-            s = _rot(q[2]).T @ (_vec2(at, f"{owner}: at") - q[:2])
+            s = _rot(q[2]).T @ (_vec2(at, f"{owner}: {at_name}") - q[:2])
         else:
             s = np.zeros(2)
         if kind == "particle" and np.linalg.norm(s) > 1e-12 * (1 + np.linalg.norm(q)):
@@ -238,14 +236,14 @@ class Model(BuilderBase):
         self._add_joint(name, "point_on_line", body_i, body_j, [p1], point_ref=p1)
         return name
 
-    def _axis(self, owner, body_i, axis, axis_i):
+    def _axis(self, owner, body_i, axis, axis_i, what="axis"):
         if axis_i is not None:
-            u = _vec2(axis_i, f"{owner}: axis_i")
+            u = _vec2(axis_i, f"{owner}: {what}_i")
         else:
-            u = _rot(self._frame(body_i, owner)[1][2]).T @ _vec2(axis, f"{owner}: axis")
+            u = _rot(self._frame(body_i, owner)[1][2]).T @ _vec2(axis, f"{owner}: {what}")
         nrm = np.linalg.norm(u)
         if nrm < 1e-12:
-            raise ValueError(f"{owner}: zero-length axis {u}; give a nonzero direction vector")
+            raise ValueError(f"{owner}: zero-length {what} {u}; give a nonzero direction vector")
         return u / nrm
 
     def _line_value(self, bi, bj, si, sj, w_local):
@@ -282,8 +280,8 @@ class Model(BuilderBase):
         owner = f"distance {name!r}"
         self._new_name(name, "joint")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global(bj := body_j, sj) - self._global(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(
@@ -293,7 +291,7 @@ class Model(BuilderBase):
         if length is None:
             profile = prof.constant(d0)
         else:
-            profile = prof.as_profile(length)
+            profile = prof.as_profile(length, f"{owner}: length")
             if profile.fn is None and profile == prof.constant(profile.coef[0]):
                 _positive(profile.coef[0], f"{owner}: length")
         p1 = self._add_inst("distance", body_i, bj, name, point_i=si, point_j=sj, profile=profile)
@@ -316,7 +314,7 @@ class Model(BuilderBase):
         if joint not in self._joint_kind:
             raise ValueError(f"{owner}: unknown joint {joint!r}; known: {', '.join(self._joint_kind)}")
         kind, bi, bj, parts, *extra = self._joint_kind[joint]
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         if kind == "revolute":
             self._require_bodies(owner, (self._frame(bi, owner)[0], self._frame(bj, owner)[0]),
                                  (bi, bj), "an angle cannot be driven; drive a coordinate instead")
@@ -340,7 +338,7 @@ class Model(BuilderBase):
         kind, _ = self._frame(body, owner)
         if body == GROUND:
             raise ValueError(f"{owner}: the ground cannot be driven")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         if coordinate == "theta":
             self._require_bodies(owner, (kind,), (body,), "it has no angle to drive")
             part = self._add_inst("angle", GROUND, body, name, profile=profile)
@@ -361,7 +359,7 @@ class Model(BuilderBase):
         self._two(owner, relative_to, body)
         kinds = (self._frame(relative_to, owner)[0], self._frame(body, owner)[0])
         self._require_bodies(owner, kinds, (relative_to, body), "it has no angle to drive")
-        part = self._add_inst("angle", relative_to, body, name, profile=prof.as_profile(profile))
+        part = self._add_inst("angle", relative_to, body, name, profile=prof.as_profile(profile, f"{owner}: profile"))
         self._add_joint(name, "driver", relative_to, body, [part], driver=True)
         return name
 
@@ -580,8 +578,8 @@ class Model(BuilderBase):
         owner = f"spring {name!r}"
         self._new_name(name, "force")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global(body_j, sj) - self._global(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(f"{owner}: the two points coincide in the initial configuration; "
@@ -629,10 +627,14 @@ class Model(BuilderBase):
         if body == GROUND:
             raise ValueError(f"{owner}: a load on the ground does nothing; give a body")
         s = self._local(body, owner, at, point, "")
-        if control is not None and (not isinstance(control, int) or control < 0):
+        if control is not None and (isinstance(control, bool) or not isinstance(control, int)
+                                    or control < 0):
             raise ValueError(f"{owner}: control must be a non-negative integer channel, got {control!r}")
         if fn is not None and not callable(fn):
             raise ValueError(f"{owner}: fn must be a JAX function f(t) -> (fx, fy, torque)")
+        if not isinstance(local, (bool, np.bool_)):
+            raise ValueError(f"{owner}: local must be True (force in body axes) or False "
+                             f"(global axes), got {local!r}")
         self._loads.append(dict(name=name, f=body, point=s, force=_vec2(force, f"{owner}: force"),
                                 torque=_finite(torque, f"{owner}: torque"), local=bool(local),
                                 control=-1 if control is None else control, fn=fn))
@@ -642,6 +644,9 @@ class Model(BuilderBase):
     def _contact_law(self, owner, k, exponent, damping, restitution, impact_velocity,
                      damping_model, friction, slip_velocity):
         k = _positive(k, f"{owner}: k")
+        if damping_model not in ("lankarani-nikravesh", "hunt-crossley"):
+            raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
+                             f"'hunt-crossley', got {damping_model!r}")
         n = _finite(exponent, f"{owner}: exponent")
         if n < 1.0:
             raise ValueError(f"{owner}: exponent must be >= 1 (1.5 for Hertz, 1 for a linear "
@@ -704,9 +709,9 @@ class Model(BuilderBase):
         """
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
-        nl = self._axis(owner, body_i, normal, normal_i)
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
+        nl = self._axis(owner, body_i, normal, normal_i, "normal")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
@@ -730,8 +735,8 @@ class Model(BuilderBase):
         """
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
@@ -795,8 +800,12 @@ class Model(BuilderBase):
         add_circle_profile_contact.
         """
         owner = f"contact {name!r}"
-        xs = np.asarray(xs, float)
-        ys = np.asarray(ys, float)
+        try:
+            xs = np.asarray(xs, float)
+            ys = np.asarray(ys, float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{owner}: xs and ys must be 1-D arrays of numbers (m), got "
+                             f"xs={xs!r}, ys={ys!r}") from None
         if xs.ndim != 1 or xs.shape != ys.shape or xs.size < 3:
             raise ValueError(f"{owner}: xs and ys must be 1-D arrays of equal length >= 3, got "
                              f"shapes {xs.shape} and {ys.shape}")
@@ -835,7 +844,7 @@ class Model(BuilderBase):
             raise ValueError(f"{owner}: the model already has a rotating frame "
                              f"{self._rotating['name']!r}; give one only")
         self._new_name(name, "force")
-        self._rotating = dict(name=name, profile=prof.as_profile(omega))
+        self._rotating = dict(name=name, profile=prof.as_profile(omega, f"{owner}: omega"))
         return name
 
     # ------------------------------------------------------------------- build

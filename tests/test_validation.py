@@ -155,15 +155,21 @@ def test_n_four_bar_started_exactly_singular_keeps_branch():
     assert np.max(np.abs(th[:, 0] - sol.y[0])) < 1e-4
 
 
-def test_unregularised_solve_fails_at_the_singular_configuration():
-    """Why the regularisation is needed: plain Schur-Cholesky flags (or NaNs) there."""
+def test_default_solve_handles_the_singular_configuration():
+    """At the all-horizontal configuration the rows lose rank by N. The plain Cholesky of
+    old flagged SINGULAR there; the default SchurCholesky now drops the dependent rows
+    (issue 21): the acceleration constraints are consistent there (the branch's velocity
+    satisfies them), so the status is 0 and the accelerations are those of the
+    regularised solve (Gauss's principle under the consistent rows)."""
     mech, params, q0, v0 = n_four_bar.build(2, phi=0.0, phid=-3.0)
     plain = mb.accelerations(mech, params, q0, v0, 0.0, solver=mb.SchurCholesky())
-    assert int(plain.status) & mb.status.SINGULAR
     reg = mb.accelerations(mech, params, q0, v0, 0.0, solver=mb.SchurCholesky(regularization=1e-12))
     assert int(reg.status) == 0 and bool(jnp.all(jnp.isfinite(reg.qdd)))
-    terms = reg.terms
-    assert float(jnp.max(jnp.abs(terms.jac @ reg.qdd - terms.gamma))) < 1e-8
+    assert int(plain.status) == 0 and bool(jnp.all(jnp.isfinite(plain.qdd)))
+    for acc in (plain, reg):
+        terms = acc.terms
+        assert float(jnp.max(jnp.abs(terms.jac @ acc.qdd - terms.gamma))) < 1e-8
+    np.testing.assert_allclose(plain.qdd, reg.qdd, rtol=0, atol=1e-6)
 
 
 def _nullspace_qdd(M, J, Q, gamma):

@@ -108,6 +108,28 @@ class NodeFamily:
         import jax.numpy as jnp
         return jnp.broadcast_to(jnp.eye(self.nq, self.nv, dtype=q.dtype), q.shape[:1] + (self.nq, self.nv))
 
+    # --- linearisation chart (jaxmbs.linear) -------------------------------------------
+    # Perturbations of a node are velocity-space increments in GLOBAL axes (a rotation
+    # vector about the global axes for an orientation), and its velocity perturbations
+    # are those of the velocities in global axes. Vector coordinates (planar bodies,
+    # particles, extra coordinates) need none of the three methods below.
+    chart_names: tuple = ()  # names of the chart's entries (default: vel_names)
+
+    def global_velocity(self, q, v):
+        """The velocity coordinates v (k, nv) expressed in global axes (k, nv); linear in
+        v (identity by default)."""
+        return v
+
+    def body_velocity(self, q, V):
+        """Inverse of `global_velocity` at q: global-axes V (k, nv) -> v (k, nv)."""
+        return V
+
+    def chart_rate(self, q, V, dx):
+        """(k, nv): d/dt of a global-chart perturbation dx of the node beyond the
+        perturbation of its global velocity V, for the node moving with V (zero for vector
+        coordinates; Omega x dphi for an orientation turning at Omega)."""
+        return dx * 0.0
+
 
 class BodyFamily:
     """Mass and body loads of k instances, each on one node of family `node`.
@@ -133,6 +155,15 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
+    def validate(self, p, xp=np):
+        """Rules of parameters beyond finiteness (which the core checks):
+        p {field: array (..., k, *field shape)} -> [(field, bad (..., k) bool,
+        'must be ...')]; leading axes are batch axes. xp: numpy for concrete Params
+        (`jaxmbs.checks.check_params`: Mechanism.replace, simulate, assemble, ... raise
+        ValueError) or jax.numpy for traced ones (`jaxmbs.checks.params_status`: the PARAMS
+        status flag of simulate)."""
+        return []
+
 
 class ConstraintFamily:
     """r rows per instance between frames of kind `frame`.
@@ -154,6 +185,12 @@ class ConstraintFamily:
 
     def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
         raise NotImplementedError
+
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields, xp)
 
 
 class ForceArgs(NamedTuple):
@@ -197,6 +234,13 @@ class ForceFamily:
 
     def evaluate(self, p, a: ForceArgs):
         raise NotImplementedError
+
+    def validate(self, p, xp=np):
+        """Rules of parameters (see BodyFamily.validate); by default the field rules of
+        `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
+        velocity > 0, contact exponent >= 1)."""
+        from ..checks import field_rule_masks
+        return field_rule_masks(p, self.fields, xp)
 
 
 class _Registry(NamedTuple):

@@ -85,6 +85,11 @@ class PlanarRigidBody(F.BodyFamily):
     def inertia_data(self, p):
         return p["mass"], p["inertia"], p["cg"]
 
+    def validate(self, p, xp=np):
+        """mass > 0 (kg) and inertia > 0 (kg m^2 about the CG)."""
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
+                ("inertia", ~(p["inertia"] > 0), "must be > 0 (kg m^2, about the CG)")]
+
     # linear inertial parameters (m, m c_x, m c_y, J_ref = J_G + m |c|^2) for regressors
     inertial_labels = ("m", "mcx", "mcy", "Jref")
 
@@ -116,6 +121,9 @@ class Particle2DBody(F.BodyFamily):
     def inertia_data(self, p):
         m = p["mass"]
         return m, jnp.zeros_like(m), jnp.zeros(m.shape + (2,), m.dtype)
+
+    def validate(self, p, xp=np):
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
 
     inertial_labels = ("m",)
 

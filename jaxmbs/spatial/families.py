@@ -19,6 +19,9 @@ of `jaxmbs.SpatialModel` are compositions of them:
   disc_contact a thin disc touches a plane (1 row, holonomic)
   disc_no_slip the disc's contact point has no velocity in the plane (2 rows,
                nonholonomic)
+  joint_rotor  a rotor coordinate (node family 'rotor', body family 'rotor': an armature
+               inertia) follows a revolute's angle or a prismatic's displacement (1 row,
+               one extra coordinate per instance)
 
 Every family returns its rows' Jacobian blocks with respect to the frames' velocity
 coordinates (rdot, omega), and quad = d/dt of the rows at zero acceleration, written from
@@ -90,6 +93,20 @@ class SpatialRigidNode(F.NodeFamily):
 
     def normalize(self, q):
         return jnp.concatenate([q[..., :3], g3.normalize_quat(q[..., 3:7])], -1)
+
+    # linearisation chart (jaxmbs.linear): rotation vectors and angular velocities in
+    # global axes, so that a body spinning about a body-fixed axis (a wheel) has a
+    # time-invariant linearisation
+    chart_names = ("x", "y", "z", "rx", "ry", "rz")
+
+    def global_velocity(self, q, v):
+        return jnp.concatenate([v[..., :3], mv(quat_to_R(q[..., 3:7]), v[..., 3:6])], -1)
+
+    def body_velocity(self, q, V):
+        return jnp.concatenate([V[..., :3], mtv(quat_to_R(q[..., 3:7]), V[..., 3:6])], -1)
+
+    def chart_rate(self, q, V, dx):
+        return jnp.concatenate([jnp.zeros_like(dx[..., :3]), cross(V[..., 3:6], dx[..., 3:6])], -1)
 
     def dq_dv(self, q):
         p = q[..., 3:7]
@@ -279,6 +296,25 @@ class SpatialRigidBody(F.BodyFamily):
     def inertia_data(self, p):
         return p["mass"], p["inertia"], p["cg"]
 
+    def validate(self, p, xp=np):
+        """mass > 0 (kg); inertia (3, 3) about the CG symmetric, positive definite and
+        obeying the triangle inequality I3 <= I1 + I2 of a physical body (as the builder).
+        xp: numpy (concrete checks) or jax.numpy (traced: the PARAMS status)."""
+        J = p["inertia"]
+        fin = xp.all(xp.isfinite(J), axis=(-2, -1))
+        Jf = xp.where(fin[..., None, None], J, xp.eye(3, dtype=J.dtype))
+        big = xp.maximum(1.0, xp.max(xp.abs(Jf), axis=(-2, -1)))
+        sym = xp.max(xp.abs(Jf - xp.swapaxes(Jf, -1, -2)), axis=(-2, -1)) <= 1e-12 * big
+        ev = xp.linalg.eigvalsh(0.5 * (Jf + xp.swapaxes(Jf, -1, -2)))
+        pd = ev[..., 0] > 0
+        tri = ev[..., 2] <= ev[..., 0] + ev[..., 1] + 1e-12 * xp.abs(ev[..., 2])
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)"),
+                ("inertia", fin & ~sym, "must be a symmetric 3x3 tensor (kg m^2)"),
+                ("inertia", fin & sym & ~pd, "must be positive definite (kg m^2; principal "
+                                              "moments > 0)"),
+                ("inertia", fin & sym & pd & ~tri, "must obey the triangle inequality "
+                                                   "I3 <= I1 + I2 of a physical body")]
+
     # linear inertial parameters: m, m c (3), J_ref about the reference point (6)
     inertial_labels = ("m", "mcx", "mcy", "mcz", "Jxx", "Jyy", "Jzz", "Jxy", "Jxz", "Jyz")
 
@@ -320,6 +356,9 @@ class Particle3DBody(F.BodyFamily):
     def inertia_data(self, p):
         m = p["mass"]
         return m, jnp.zeros(m.shape + (3, 3), m.dtype), jnp.zeros(m.shape + (3,), m.dtype)
+
+    def validate(self, p, xp=np):
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
 
     inertial_labels = ("m",)
 
@@ -370,6 +409,19 @@ def _dot1_parts(si, sj, a, b):
             dot(A, Bq) + dot(Bv, Aq) + 2.0 * dot(Ad, Bd))
 
 
+def _dot2_parts(si, sj, a, s_i, s_j):
+    """a . (P_j - P_i) for a body direction a of frame i and body points s_i, s_j:
+    (value, Gi, Gj, quad) (k,), (k, 6), (k, 6), (k,)."""
+    A, Ad, Aq = si.direction(a)
+    Pi, Pid, Piq = si.point(s_i)
+    Pj, Pjd, Pjq = sj.point(s_j)
+    d, dd, dq = Pj - Pi, Pjd - Pid, Pjq - Piq
+    g = dot(A, d)
+    Gi = si.row_dir(a, d) - si.row_point(s_i, A)
+    Gj = sj.row_point(s_j, A)
+    return g, Gi, Gj, dot(A, dq) + dot(d, Aq) + 2.0 * dot(Ad, dd)
+
+
 class _Spatial(F.ConstraintFamily):
     frame = SPATIAL
 
@@ -418,15 +470,8 @@ class Dot2(_Spatial):
     driven = True
 
     def evaluate(self, p, Xi, Xj, Vi, Vj):
-        si, sj = _Side(Xi, Vi), _Side(Xj, Vj)
-        A, Ad, Aq = si.direction(p["a_i"])
-        Pi, Pid, Piq = si.point(p["point_i"])
-        Pj, Pjd, Pjq = sj.point(p["point_j"])
-        d, dd, dq = Pj - Pi, Pjd - Pid, Pjq - Piq
-        g = dot(A, d)
-        Gi = si.row_dir(p["a_i"], d) - si.row_point(p["point_i"], A)
-        Gj = sj.row_point(p["point_j"], A)
-        quad = dot(A, dq) + dot(d, Aq) + 2.0 * dot(Ad, dd)
+        g, Gi, Gj, quad = _dot2_parts(_Side(Xi, Vi), _Side(Xj, Vj), p["a_i"], p["point_i"],
+                                      p["point_j"])
         return g[:, None], Gi[:, None], Gj[:, None], quad[:, None]
 
 
@@ -568,7 +613,135 @@ class DiscNoSlip(_Spatial):
         return g, Gi, Gj, quad
 
 
+# --------------------------------------------------- joint rotors (armature inertia)
+class RotorNode(F.NodeFamily):
+    """A joint rotor's coordinate (one scalar, no frame): the angle (rad) of a revolute
+    joint or the displacement (m) of a prismatic one that carries an armature (reflected
+    rotor inertia), measured from the initial configuration; kept equal to the joint's
+    own coordinate by a `joint_rotor` row."""
+
+    name = "rotor"
+    nq = nv = 1
+    coord_names = vel_names = ("",)
+
+
+class RotorMass:
+    """Mass part of k rotors: diag(inertia) (kg m^2 for rotation, kg for translation)."""
+
+    def __init__(self, a):
+        self.a = a
+        self.k = a.shape[0]
+
+    def _col(self, X):
+        return self.a.reshape((-1,) + (1,) * (X.ndim - 1))
+
+    def apply(self, X):
+        return self._col(X) * X
+
+    def solve(self, X):
+        return X / self._col(X)
+
+    def dense(self):
+        return jnp.diag(self.a)
+
+    def inverse_dense(self):
+        return jnp.diag(1.0 / self.a)
+
+    def frame_inverse(self, idx, X):
+        idx = np.asarray(idx)
+        ok = jnp.asarray(idx >= 0)
+        ia = jnp.where(ok, 1.0 / self.a[np.where(idx >= 0, idx, 0)], 0.0)
+        return ia[:, None] * X
+
+
+class RotorBody(F.BodyFamily):
+    """inertia (k,): the armature of a joint, kinetic energy inertia * sdot^2 / 2 with s
+    the rotor coordinate (MuJoCo's `armature`: inertia added in joint space, e.g. a
+    motor's rotor inertia times the gear ratio squared). No gravity, no velocity terms."""
+
+    name = "rotor"
+    node = "rotor"
+    fields = ("inertia",)
+
+    def mass_part(self, p, X):
+        return RotorMass(p["inertia"])
+
+    def loads(self, p, X, V, g):
+        a = p["inertia"]
+        return jnp.zeros((a.shape[0], 1), a.dtype), jnp.zeros_like(a)
+
+    def inertia_data(self, p):
+        a = p["inertia"]
+        return a, jnp.zeros(a.shape + (3, 3), a.dtype), jnp.zeros(a.shape + (3,), a.dtype)
+
+
+def _hinge_parts(si, sj, p):
+    """cos and sin of the rotation theta of frame j relative to frame i about a revolute
+    axis (f_i, g_i on frame i, f_j on frame j, f_j = f_i at theta = 0): two tuples
+    (value, Gi, Gj, quad)."""
+    return _dot1_parts(si, sj, p["f_i"], p["f_j"]), _dot1_parts(si, sj, p["g_i"], p["f_j"])
+
+
+JOINT_KINDS = ("hinge", "slide")
+
+
+def joint_kind_mask(static_kinds):
+    """(k,) bool: True for 'hinge' instances (rotation), False for 'slide' (translation)."""
+    kinds = np.asarray(static_kinds)
+    bad = set(kinds.tolist()) - set(JOINT_KINDS)
+    if bad:
+        raise ValueError(f"unknown joint coordinate kind(s) {sorted(bad)}; expected {JOINT_KINDS}")
+    return kinds == "hinge"
+
+
+class JointRotor(_Spatial):
+    """The rotor coordinate s (one extra coordinate per instance, node family 'rotor')
+    follows a joint coordinate (1 row):
+
+      'hinge': sin(theta - s) = 0, written S cos s - C sin s with C = f_i . f_j,
+               S = g_i . f_j (theta: rotation of frame j relative to frame i about the
+               axis, 0 in the initial configuration; no wrap-around at +-pi);
+      'slide': a_i . (P_j - P_i) - offset - s = 0 (offset: the initial value of
+               a_i . (P_j - P_i), m).
+
+    static: (kinds,) one of 'hinge' / 'slide' per instance; both sets of fields are
+    present for every instance (unused ones may be anything finite). The row's multiplier
+    is the torque (force) that drives the rotor: armature * sddot."""
+
+    name = "joint_rotor"
+    rows = 1
+    extra = 1
+    fields = ("f_i", "g_i", "f_j", "a_i", "point_i", "point_j", "offset")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj, S, Sd, static):
+        si, sj = _Side(Xi, Vi), _Side(Xj, Vj)
+        s, sd = S[:, 0], Sd[:, 0]
+        (C, GCi, GCj, Cq), (Sn, GSi, GSj, Sq) = _hinge_parts(si, sj, p)
+        cf, sf = jnp.cos(s), jnp.sin(s)
+        ph = Sn * cf - C * sf
+        Ghi = cf[:, None] * GSi - sf[:, None] * GCi
+        Ghj = cf[:, None] * GSj - sf[:, None] * GCj
+        Ghs = -(Sn * sf + C * cf)
+        Sdot = si.rate(GSi) + sj.rate(GSj)
+        Cdot = si.rate(GCi) + sj.rate(GCj)
+        qh = cf * Sq - sf * Cq - 2.0 * sd * (sf * Sdot + cf * Cdot) - sd * sd * ph
+        g2, G2i, G2j, q2 = _dot2_parts(si, sj, p["a_i"], p["point_i"], p["point_j"])
+        pt = g2 - p["offset"] - s
+        hinge = jnp.asarray(joint_kind_mask(static[0]))
+        sel = lambda a, b: jnp.where(hinge.reshape((-1,) + (1,) * (a.ndim - 1)), a, b)
+        phi = sel(ph, pt)
+        Gi, Gj = sel(Ghi, G2i), sel(Ghj, G2j)
+        Gs = sel(Ghs, -jnp.ones_like(pt))
+        quad = sel(qh, q2)
+        return phi[:, None], Gi[:, None], Gj[:, None], quad[:, None], Gs[:, None, None]
+
+    @staticmethod
+    def sample_static(k):
+        """Static data for conformance tests: alternating kinds."""
+        return (tuple(JOINT_KINDS[i % 2] for i in range(k)),)
+
+
 for _f in (SpatialFrame(), SpatialRigidNode(), Particle3DNode(), SpatialRigidBody(),
            Particle3DBody(), Sph(), Dot1(), Dot2(), Dist3(), RotDriver(), DiscContact(),
-           DiscNoSlip()):
+           DiscNoSlip(), RotorNode(), RotorBody(), JointRotor()):
     F.register(_f)

@@ -14,7 +14,7 @@ import numpy as np
 from ..core import families as F
 from ..planar.forces import contact_law
 from . import geometry as g3
-from .families import SPATIAL, _dot1_parts, _Side
+from .families import SPATIAL, _dot1_parts, _dot2_parts, _hinge_parts, _Side, joint_kind_mask
 from .geometry import cross, dot, mtv, mv
 
 __all__ = ["point_force"]
@@ -81,6 +81,96 @@ class Torsion3(_SpatialForce):
         tnc = p["c"] * thd + p["torque"]
         T = p["k"] * rel + tnc
         return -T[:, None] * Gti, -T[:, None] * Gtj, 0.5 * p["k"] * rel**2, -tnc * thd, {}
+
+
+class Axial3(_SpatialForce):
+    """Spring-damper-actuator on the displacement s of frame j relative to frame i along a
+    prismatic (or cylindrical) axis: s = a_i . (P_j - P_i) - offset (m, 0 in the initial
+    configuration); force F = k (s - length) + c sdot + force (N) acting -F on j along
+    the axis (+F on i). k N/m, c N s/m. Exact gradient of k (s - length)^2 / 2."""
+
+    name = "axial3"
+    fields = ("a_i", "point_i", "point_j", "offset", "k", "c", "length", "force")
+
+    def evaluate(self, p, a):
+        si, sj = _Side(a.Xi, a.Vi), _Side(a.Xj, a.Vj)
+        g, Gi, Gj, _ = _dot2_parts(si, sj, p["a_i"], p["point_i"], p["point_j"])
+        sd = si.rate(Gi) + sj.rate(Gj)
+        rel = g - p["offset"] - p["length"]
+        tnc = p["c"] * sd + p["force"]
+        F_ = p["k"] * rel + tnc
+        return -F_[:, None] * Gi, -F_[:, None] * Gj, 0.5 * p["k"] * rel**2, -tnc * sd, {}
+
+
+def control_inputs(u, ctrl, fill, dtype, what):
+    """u[ctrl[k]] per instance k, `fill` where ctrl[k] < 0 (no control channel); a clear
+    error when some instance has a channel and no u was passed."""
+    if not np.any(ctrl >= 0):
+        return jnp.full(ctrl.shape, fill, dtype)
+    if u is None:
+        raise ValueError(f"this mechanism has {what} driven by control inputs; pass u "
+                         f"(shape ({int(ctrl.max()) + 1},) at least)")
+    return jnp.where(ctrl >= 0, jnp.asarray(u, dtype)[np.maximum(ctrl, 0)], fill)
+
+
+def joint_coordinate(si, sj, p, hinge):
+    """A joint's coordinate x, its rate and its Jacobian blocks (k,), (k,), (k, 6), (k, 6):
+    the rotation theta = atan2(g_i . f_j, f_i . f_j) (rad, in (-pi, pi], 0 in the initial
+    configuration) for `hinge` instances (static (k,) bool), the displacement
+    a_i . (P_j - P_i) (m) for the others."""
+    (C, GCi, GCj, _), (S, GSi, GSj, _) = _hinge_parts(si, sj, p)
+    n2 = C * C + S * S
+    th = jnp.arctan2(S, C)
+    Gti = (C[:, None] * GSi - S[:, None] * GCi) / n2[:, None]
+    Gtj = (C[:, None] * GSj - S[:, None] * GCj) / n2[:, None]
+    d, Gdi, Gdj, _ = _dot2_parts(si, sj, p["a_i"], p["point_i"], p["point_j"])
+    h = jnp.asarray(hinge)
+    x = jnp.where(h, th, d)
+    Gi = jnp.where(h[:, None], Gti, Gdi)
+    Gj = jnp.where(h[:, None], Gtj, Gdj)
+    return x, si.rate(Gi) + sj.rate(Gj), Gi, Gj
+
+
+class JointActuator(_SpatialForce):
+    """An actuator on a joint coordinate, as MuJoCo defines a joint-transmission actuator
+    with fixed or affine gain and affine bias:
+
+      length L = gear (x + offset), velocity Ldot = gear xdot (x: the joint coordinate,
+      see `joint_coordinate`; offset: its value in the initial configuration in the
+      user's convention, e.g. MuJoCo's qpos there);
+      u_c = clip(u[control], ctrlrange) (u = 0 for instances without a control channel);
+      F = clip((gain_0 + gain_1 L + gain_2 Ldot) u_c + bias_0 + bias_1 L + bias_2 Ldot,
+               forcerange);
+      generalised force gear F on the joint coordinate: torque (N m) on frame j about the
+      axis for a hinge, force (N) along it for a slide, the opposite on frame i.
+
+    static: (control channel per instance (-1: none), 'hinge' / 'slide' per instance).
+    Fields f_i, g_i, f_j (rotation) and a_i, point_i, point_j (translation) are present
+    for every instance (f_i, g_i, f_j must be valid perpendicular unit vectors of the
+    axis, as the builder gives them). Not conservative: potential 0, power Q . V."""
+
+    name = "joint_actuator"
+    fields = ("f_i", "g_i", "f_j", "a_i", "point_i", "point_j", "offset", "gear", "gain",
+              "bias", "ctrlrange", "forcerange")
+    uses_controls = True
+
+    def evaluate(self, p, a):
+        ctrl = np.asarray(a.static[0])
+        hinge = joint_kind_mask(a.static[1])
+        dtype = a.Xj.dtype
+        si, sj = _Side(a.Xi, a.Vi), _Side(a.Xj, a.Vj)
+        x, xd, Gi, Gj = joint_coordinate(si, sj, p, hinge)
+        gear = p["gear"]
+        L, Ld = gear * (x + p["offset"]), gear * xd
+        u = control_inputs(a.u, ctrl, 0.0, dtype, "joint actuators")
+        uc = jnp.clip(u, p["ctrlrange"][:, 0], p["ctrlrange"][:, 1])
+        g, b = p["gain"], p["bias"]
+        F_ = (g[:, 0] + g[:, 1] * L + g[:, 2] * Ld) * uc + b[:, 0] + b[:, 1] * L + b[:, 2] * Ld
+        F_ = jnp.clip(F_, p["forcerange"][:, 0], p["forcerange"][:, 1])
+        tau = gear * F_
+        Qi, Qj = tau[:, None] * Gi, tau[:, None] * Gj
+        P = jnp.sum(Qi * a.Vi, -1) + jnp.sum(Qj * a.Vj, -1)
+        return Qi, Qj, jnp.zeros_like(P), P, {"force": F_, "length": L}
 
 
 def _rotvec(q):
@@ -163,13 +253,7 @@ class Load3(_SpatialForce):
         ctrl = np.asarray(a.static[0])
         floc, tloc = np.asarray(a.static[1], bool), np.asarray(a.static[2], bool)
         dtype = a.Xj.dtype
-        if np.any(ctrl >= 0):
-            if a.u is None:
-                raise ValueError("this mechanism has loads driven by control inputs; pass u "
-                                 f"(shape ({int(ctrl.max()) + 1},) at least)")
-            scale = jnp.where(ctrl >= 0, jnp.asarray(a.u, dtype)[np.maximum(ctrl, 0)], 1.0)
-        else:
-            scale = jnp.ones(ctrl.shape, dtype)
+        scale = control_inputs(a.u, ctrl, 1.0, dtype, "loads")
         sj = _Side(a.Xj, a.Vj)
         f = jnp.where(floc[:, None], mv(sj.R, p["force"]), p["force"]) * scale[:, None]
         tau = jnp.where(tloc[:, None], mv(sj.R, p["torque"]), p["torque"]) * scale[:, None]
@@ -250,5 +334,6 @@ class SphereSphere(_SpatialForce):
         return _contact(p, si, sj, nrm, K, delta, _rel_velocity(si, sj))
 
 
-for _f in (Spring3(), Torsion3(), Bushing(), SpherePlane(), SphereSphere(), Load3()):
+for _f in (Spring3(), Torsion3(), Axial3(), Bushing(), SpherePlane(), SphereSphere(), Load3(),
+           JointActuator()):
     F.register(_f)

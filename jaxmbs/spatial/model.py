@@ -81,7 +81,14 @@ def _orientation(x, what):
     matrix (3, 3) whose columns are the body axes in global coordinates."""
     if x is None:
         return np.array([1.0, 0.0, 0.0, 0.0])
-    a = np.asarray(x, dtype=float)
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{what}: give a unit quaternion (w, x, y, z) or a 3x3 rotation matrix, "
+                         f"got {x!r}")
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: give a unit quaternion (w, x, y, z) or a 3x3 rotation matrix, "
+                         f"got {x!r}") from None
     if not np.all(np.isfinite(a)):
         raise ValueError(f"{what}: must be finite, got {x!r}")
     if a.shape == (4,):
@@ -139,6 +146,34 @@ def _perp_pair(h):
     return f, np.cross(h, f)
 
 
+def _coordinate_fn(spec, starts):
+    """JAX function q -> the joint coordinate of spec (kind, body_i, body_j, fields, c0)
+    (`SpatialModel._joint_coordinate`): the angle atan2(g_i . f_j, f_i . f_j) for 'hinge',
+    a_i . (P_j - P_i) - c0 for 'slide'; starts: body name -> index of its r in q (None for
+    the ground)."""
+    from .geometry import quat_to_R
+
+    kind, bi, bj, fl, c0 = spec
+    fl = {k: jnp.asarray(v, float) for k, v in fl.items()}
+    si, sj = starts[bi], starts[bj]
+
+    def frame(q, k):
+        if k is None:
+            return jnp.zeros(3, q.dtype), jnp.eye(3, dtype=q.dtype)
+        return q[k:k + 3], quat_to_R(q[k + 3:k + 7])
+
+    def fn(q):
+        ri, Ri = frame(q, si)
+        rj, Rj = frame(q, sj)
+        if kind == "hinge":
+            fj = Rj @ fl["f_j"]
+            return jnp.arctan2((Ri @ fl["g_i"]) @ fj, (Ri @ fl["f_i"]) @ fj)
+        d = rj + Rj @ fl["point_j"] - ri - Ri @ fl["point_i"]
+        return (Ri @ fl["a_i"]) @ d - c0
+
+    return fn
+
+
 class SpatialModel(BuilderBase):
     """Builder of a spatial (3D) mechanism.
 
@@ -155,6 +190,8 @@ class SpatialModel(BuilderBase):
         self._joints = []
         self._joint_geo = {}  # joint name -> dict(kind, bi, bj, geometry)
         self._forces = {}  # force family -> instances
+        self._rotors = []  # armatures: dicts (name, kind, fi, fj, fields, inertia)
+        self._couplings = []  # joint couplings: dicts (name, specs, polycoef, offsets)
 
     # ------------------------------------------------------------------ frames
     @recorded
@@ -237,12 +274,12 @@ class SpatialModel(BuilderBase):
                 raise ValueError(f"{owner}: {b!r} is a particle, which has no orientation; "
                                  "use a spherical joint or a body")
 
-    def _local(self, body, owner, at=None, point=None, which=""):
+    def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):
         kind, r, R = self._frame(body, owner)
         if point is not None:
-            s = _vec3(point, f"{owner}: point{which}")
+            s = _vec3(point, f"{owner}: {point_name or 'point' + which}")
         elif at is not None:
-            s = R.T @ (_vec3(at, f"{owner}: at") - r)
+            s = R.T @ (_vec3(at, f"{owner}: {at_name}") - r)
         else:
             s = np.zeros(3)
         if kind == "particle":
@@ -452,13 +489,13 @@ class SpatialModel(BuilderBase):
         owner = f"distance {name!r}"
         self._new_name(name, "joint")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global_point(body_j, sj) - self._global_point(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(f"{owner}: the two points coincide in the initial configuration; "
                              "a distance constraint needs distinct points (use add_spherical)")
-        profile = prof.constant(d0) if length is None else prof.as_profile(length)
+        profile = prof.constant(d0) if length is None else prof.as_profile(length, f"{owner}: length")
         if length is not None and profile.fn is None and profile == prof.constant(profile.coef[0]):
             B.positive(profile.coef[0], f"{owner}: length")
         part = self._add_inst("dist3", body_i, body_j, name, point_i=si, point_j=sj, profile=profile)
@@ -555,7 +592,7 @@ class SpatialModel(BuilderBase):
         if motion not in ("angle", "displacement") or (kind == "revolute" and motion != "angle") \
                 or (kind == "prismatic" and motion != "displacement"):
             raise ValueError(f"{owner}: motion {motion!r} does not apply to a {kind}")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         self._new_name(name, "driver")
         if motion == "angle":
             part = self._add_inst("rot_driver", bi, bj, name, f_i=geo["f_i"], g_i=geo["g_i"],
@@ -584,13 +621,154 @@ class SpatialModel(BuilderBase):
             raise ValueError(f"{owner}: the ground cannot be driven")
         s = self._local(body, owner, at, point, "")
         a = _unit3(axis, f"{owner}: axis")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         c0 = float(a @ self._global_point(body, s))
         profile = profile._replace(coef=(profile.coef[0] + c0,) + tuple(profile.coef[1:]))
         self._new_name(name, "driver")
         part = self._add_inst("dot2", GROUND, body, name, a_i=a, point_i=np.zeros(3),
                               point_j=s, profile=profile)
         self._add_joint(name, "driver", GROUND, body, [part], driver=True)
+        return name
+
+    # ------------------------------------------------- joint coordinates (armature, ...)
+    def _joint_coordinate(self, owner, joint, motion=None, allow=("angle", "displacement")):
+        """(kind 'hinge' | 'slide', body_i, body_j, fields, c0) of a joint's coordinate:
+        a revolute's angle, a prismatic's displacement, or either of a cylindrical's
+        (motion 'angle' / 'displacement'). fields: f_i, g_i, f_j (rotation), a_i, point_i,
+        point_j (translation); c0: the initial value of a_i . (P_j - P_i)."""
+        if joint not in self._joint_geo:
+            known = ", ".join(k for k, g in self._joint_geo.items()
+                              if g["kind"] in ("revolute", "prismatic", "cylindrical"))
+            raise ValueError(f"{owner}: unknown joint {joint!r}; revolute, prismatic and "
+                             f"cylindrical joints of this model: {known or 'none'}")
+        geo = self._joint_geo[joint]
+        kind = geo["kind"]
+        default = {"revolute": "angle", "prismatic": "displacement"}.get(kind)
+        motion = motion or default
+        if kind not in ("revolute", "prismatic", "cylindrical") or motion is None:
+            raise ValueError(f"{owner}: joint {joint!r} is a {kind}; give a revolute, a prismatic "
+                             "or a cylindrical joint (with motion='angle' or 'displacement')")
+        if motion not in ("angle", "displacement") or (kind == "revolute" and motion != "angle") \
+                or (kind == "prismatic" and motion != "displacement"):
+            raise ValueError(f"{owner}: motion {motion!r} does not apply to the {kind} {joint!r}")
+        if motion not in allow:
+            raise ValueError(f"{owner}: needs a joint {' or '.join(allow)}, got the {motion} of "
+                             f"the {kind} {joint!r}")
+        bi, bj = geo["bi"], geo["bj"]
+        c0 = self._dot2_value(bi, bj, geo["h_i"], geo["point_i"], geo["point_j"])
+        fields = dict(f_i=geo["f_i"], g_i=geo["g_i"], f_j=geo["f_j"], a_i=geo["h_i"],
+                      point_i=geo["point_i"], point_j=geo["point_j"])
+        return ("hinge" if motion == "angle" else "slide"), bi, bj, fields, c0
+
+    @recorded
+    def add_armature(self, name, joint, inertia, motion=None) -> str:
+        """Armature (reflected rotor inertia) on a joint coordinate x: adds the kinetic
+        energy inertia * xdot^2 / 2 (kg m^2 on a revolute's angle, kg on a prismatic's
+        displacement; cylindrical: motion 'angle' or 'displacement'), exactly as MuJoCo's
+        joint `armature` (inertia added to the joint-space mass matrix, no velocity terms).
+
+        Represented exactly in redundant coordinates by a rotor: one extra coordinate s
+        with mass `inertia` (node family 'rotor', named `name`) and one row keeping s equal
+        to the joint coordinate (family 'joint_rotor'; its multiplier, reported as the
+        joint `name`'s reaction, is the rotor's inertial torque / force). Parameter
+        '<name>.inertia'."""
+        owner = f"armature {name!r}"
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        a = B.positive(inertia, f"{owner}: inertia")
+        self._new_name(name, "joint")
+        self._rotors.append(dict(name=name, kind=kind, fi=bi, fj=bj,
+                                 fields=dict(fields, offset=c0), inertia=a))
+        self._add_joint(name, "armature", bi, bj, [("joint_rotor", len(self._rotors) - 1)])
+        return name
+
+    @recorded
+    def add_axial_spring(self, name, joint, k, c=0.0, length=0.0, force=0.0, motion=None) -> str:
+        """Spring-damper-actuator on a prismatic (or cylindrical) joint's displacement s (m,
+        from the initial configuration, along the axis): F = k (s - length) + c sdot + force
+        acting -F on body_j along the axis (+F on body_i). k N/m, c N s/m, force N."""
+        owner = f"axial spring {name!r}"
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion or "displacement",
+                                                          allow=("displacement",))
+        k, c = B.finite(k, f"{owner}: k"), B.finite(c, f"{owner}: c")
+        if k < 0 or c < 0:
+            raise ValueError(f"{owner}: stiffness k and damping c must be >= 0, got k={k}, c={c}")
+        L, f0 = B.finite(length, f"{owner}: length"), B.finite(force, f"{owner}: force")
+        self._new_name(name, "force")
+        self._add_force("axial3", name=name, fi=bi, fj=bj, a_i=fields["a_i"],
+                        point_i=fields["point_i"], point_j=fields["point_j"], offset=c0, k=k, c=c,
+                        length=L, force=f0)
+        return name
+
+    @recorded
+    def add_joint_actuator(self, name, joint, control=None, gear=1.0, gain=1.0,
+                           bias=(0.0, 0.0, 0.0), ctrlrange=None, forcerange=None, offset=0.0,
+                           motion=None) -> str:
+        """Actuator on a joint coordinate x (a revolute's angle, rad, a prismatic's
+        displacement, m; both from the initial configuration; cylindrical: motion), in
+        MuJoCo's form for joint transmissions:
+
+          L = gear (x + offset), Ldot = gear xdot,
+          u_c = clip(u[control], ctrlrange) (0 without a control channel),
+          F = clip((g0 + g1 L + g2 Ldot) u_c + b0 + b1 L + b2 Ldot, forcerange),
+
+        and the joint gets the generalised force gear * F (torque N m on body_j about the
+        axis, or force N along it; the opposite on body_i). gain: g0 or (g0, g1, g2);
+        bias: (b0, b1, b2); ctrlrange / forcerange: (low, high) or None (unlimited);
+        offset: the value of the coordinate in the initial configuration in your
+        convention (e.g. MuJoCo's qpos there). A motor is gain=1, a position servo
+        gain=kp, bias=(0, -kp, -kv), a velocity servo gain=kv, bias=(0, 0, -kv)."""
+        owner = f"joint actuator {name!r}"
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        if control is not None and (isinstance(control, bool) or not isinstance(control, int)
+                                    or control < 0):
+            raise ValueError(f"{owner}: control must be a non-negative integer channel or None, "
+                             f"got {control!r}")
+        gr = B.finite(gear, f"{owner}: gear")
+        g = np.asarray(gain, float).reshape(-1) if np.ndim(gain) else np.array([float(gain), 0, 0])
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f"{owner}: gain must be a number or (g0, g1, g2), got {gain!r}")
+        b = _vec3(bias, f"{owner}: bias")
+
+        def rng(x, what):
+            if x is None:
+                return np.array([-np.inf, np.inf])
+            a = np.asarray(x, float)
+            if a.shape != (2,) or np.any(np.isnan(a)) or not a[0] <= a[1]:
+                raise ValueError(f"{owner}: {what} must be (low, high) with low <= high, got {x!r}")
+            return a
+        off = B.finite(offset, f"{owner}: offset")
+        self._new_name(name, "force")
+        self._add_force("joint_actuator", name=name, fi=bi, fj=bj, **fields,
+                        offset=off if kind == "hinge" else off - c0, gear=gr, gain=g, bias=b,
+                        ctrlrange=rng(ctrlrange, "ctrlrange"), forcerange=rng(forcerange, "forcerange"),
+                        control=-1 if control is None else control, kind=kind)
+        return name
+
+    @recorded
+    def add_joint_coupling(self, name, joint1, joint2=None, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0),
+                           offset1=0.0, offset2=0.0, motion1=None, motion2=None) -> str:
+        """Couple two joint coordinates (1 row, exact), MuJoCo's joint equality:
+
+          x1 + offset1 = c0 + c1 y + c2 y^2 + c3 y^3 + c4 y^4,  y = x2 + offset2,
+
+        x1, x2: the coordinates of joint1 and joint2 (revolute angle in (-pi, pi] or
+        prismatic displacement, from the initial configuration; cylindrical: motion1 /
+        motion2). Without joint2: x1 + offset1 = c0 (a locked joint). polycoef: up to 5
+        coefficients (Params leaf '<name>.params'). A user constraint underneath
+        (Jacobian and gamma by autodiff); its multiplier is reported as the reaction
+        'generalized' of `name`. The angle wraps at +-pi from the initial configuration,
+        so the coupling is exact while each coupled revolute turns less than half a
+        revolution either way."""
+        owner = f"joint coupling {name!r}"
+        spec1 = self._joint_coordinate(owner, joint1, motion1)
+        spec2 = None if joint2 is None else self._joint_coordinate(owner, joint2, motion2)
+        c = np.asarray(polycoef, float).reshape(-1)
+        if c.size == 0 or c.size > 5 or not np.all(np.isfinite(c)):
+            raise ValueError(f"{owner}: polycoef must be 1 to 5 finite numbers, got {polycoef!r}")
+        c = np.r_[c, np.zeros(5 - c.size)]
+        o1, o2 = B.finite(offset1, f"{owner}: offset1"), B.finite(offset2, f"{owner}: offset2")
+        self._new_name(name, "constraint")
+        self._couplings.append(dict(name=name, specs=(spec1, spec2), polycoef=c, offsets=(o1, o2)))
         return name
 
     # ------------------------------------------------------- rolling (nonholonomic)
@@ -611,7 +789,7 @@ class SpatialModel(BuilderBase):
         self._two(owner, surface, disc)
         self._oriented(owner, disc)
         r = B.positive(radius, f"{owner}: radius")
-        sj = self._local(disc, owner, center, center_local, "")
+        sj = self._local(disc, owner, center, center_local, "", "center", "center_local")
         aj = self._dir_local(disc, owner, axle, axle_local, "axle")
         si = self._local(surface, owner, _vec3(plane_point, f"{owner}: plane_point"), None, "")
         ni = self._to_local(surface, _unit3(plane_normal, f"{owner}: plane_normal"))
@@ -634,8 +812,8 @@ class SpatialModel(BuilderBase):
         actuator tension force N."""
         owner = f"spring {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global_point(body_j, sj) - self._global_point(body_i, si)))
         k, c = B.finite(k, f"{owner}: k"), B.finite(c, f"{owner}: c")
         if k < 0 or c < 0:
@@ -681,11 +859,17 @@ class SpatialModel(BuilderBase):
         Rm = _R_from_quat(qm)
         Ri, Rj = self._frame(body_i, owner)[2], self._frame(body_j, owner)[2]
         vals = {}
-        for key, x in (("k_t", k_translation), ("k_r", k_rotation), ("c_t", c_translation),
-                       ("c_r", c_rotation)):
-            a = np.broadcast_to(np.asarray(x, float), (3,)).copy()
+        for key, arg, x in (("k_t", "k_translation", k_translation), ("k_r", "k_rotation", k_rotation),
+                            ("c_t", "c_translation", c_translation), ("c_r", "c_rotation", c_rotation)):
+            msg = f"{owner}: {arg} must be a number or 3 numbers (one per marker axis), finite and >= 0, got {x!r}"
+            if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+                raise ValueError(msg)
+            try:
+                a = np.broadcast_to(np.asarray(x, float), (3,)).copy()
+            except (TypeError, ValueError):
+                raise ValueError(msg) from None
             if not np.all(np.isfinite(a)) or np.any(a < 0):
-                raise ValueError(f"{owner}: {key} must be finite and >= 0, got {x!r}")
+                raise ValueError(msg)
             vals[key] = a
         self._new_name(name, "force")
         self._add_force("bushing", name=name, fi=body_i, fj=body_j, point_i=si, point_j=sj,
@@ -741,7 +925,7 @@ class SpatialModel(BuilderBase):
         regularised as -mu F_n v_t / sqrt(|v_t|^2 + slip_velocity^2))."""
         owner = f"contact {name!r}"
         self._two(owner, plane_body, sphere_body)
-        sj = self._local(sphere_body, owner, center, center_local, "")
+        sj = self._local(sphere_body, owner, center, center_local, "", "center", "center_local")
         si = self._local(plane_body, owner, _vec3(plane_point, f"{owner}: plane_point"), None, "")
         ni = self._to_local(plane_body, _unit3(normal, f"{owner}: normal"))
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
@@ -762,8 +946,8 @@ class SpatialModel(BuilderBase):
         centres at_i / at_j (global initial) or point_i / point_j (body coordinates)."""
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         ri, rj = B.positive(radius_i, f"{owner}: radius_i"), B.positive(radius_j, f"{owner}: radius_j")
@@ -780,7 +964,69 @@ class SpatialModel(BuilderBase):
             loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
                                                       tuple(x["floc"] for x in items),
                                                       tuple(x["tloc"] for x in items))
+        acts = forces.get("joint_actuator", [])
+        if acts:
+            acts[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
+                                                     tuple(x["kind"] for x in items))
         return forces
+
+    def _frame_state(self, name):
+        """(X (7,), V (6,)) of a frame in the initial state (the ground: identity, rest)."""
+        if name == GROUND:
+            return np.r_[np.zeros(3), 1.0, 0.0, 0.0, 0.0], np.zeros(6)
+        n = next(n for n in self._nodes if n["name"] == name)
+        return np.asarray(n["q"], float), np.asarray(n["v"], float)
+
+    def _rotor_block(self, nblocks, fidx, q0, v0, families, jparams, where, row):
+        """The joint_rotor family block (one extra coordinate per armature, the rotor
+        nodes' q entries) and the rotors' initial rates (consistent with the bodies'
+        initial velocities: the rows' velocity equations solved for sdot)."""
+        from ..mechanism import FamilyBlock
+
+        fam = F.constraint_family("joint_rotor")
+        R = self._rotors
+        blk_nodes = next(b for b in nblocks if b.kind == "rotor")
+        cols = tuple((blk_nodes.q0 + i,) for i in range(len(R)))
+        p = {f: jnp.asarray(np.array([r["fields"][f] for r in R], float)) for f in fam.fields}
+        static = (tuple(r["kind"] for r in R),)
+        Xi, Vi = map(np.array, zip(*[self._frame_state(r["fi"]) for r in R]))
+        Xj, Vj = map(np.array, zip(*[self._frame_state(r["fj"]) for r in R]))
+        z = jnp.zeros((len(R), 1))
+        _, Gi, Gj, _, Gs = fam.evaluate(p, jnp.asarray(Xi), jnp.asarray(Xj), jnp.asarray(Vi),
+                                        jnp.asarray(Vj), z, z, static)
+        rate = -(np.einsum("krc,kc->kr", np.asarray(Gi), Vi)
+                 + np.einsum("krc,kc->kr", np.asarray(Gj), Vj))[:, 0] / np.asarray(Gs)[:, 0, 0]
+        v0 = np.array(v0, float)
+        v0[blk_nodes.v0: blk_nodes.v0 + len(R)] = rate
+        families.append(FamilyBlock("joint_rotor", tuple(fidx[r["fi"]] for r in R),
+                                    tuple(fidx[r["fj"]] for r in R), row, 1,
+                                    tuple(r["name"] for r in R), (), cols, static))
+        jparams["joint_rotor"] = p
+        for k in range(len(R)):
+            where[("joint_rotor", k)] = (row + k,)
+        return row + len(R), v0
+
+    def _coupling_constraints(self, nblocks):
+        """User-constraint entries (fn(q, t, polycoef)) of the joint couplings."""
+        if not self._couplings:
+            return []
+        starts = {GROUND: None}
+        for b in nblocks:
+            if b.kind == "spatial_rigid":
+                starts.update({n: b.q0 + 7 * i for i, n in enumerate(b.names)})
+        out = []
+        for cp in self._couplings:
+            f1 = _coordinate_fn(cp["specs"][0], starts)
+            f2 = None if cp["specs"][1] is None else _coordinate_fn(cp["specs"][1], starts)
+            o1, o2 = cp["offsets"]
+
+            def fn(q, t, c, f1=f1, f2=f2, o1=o1, o2=o2):
+                y = 0.0 if f2 is None else f2(q) + o2
+                rhs = c[0] + y * (c[1] + y * (c[2] + y * (c[3] + y * c[4])))
+                return jnp.atleast_1d(f1(q) + o1 - rhs)
+
+            out.append(dict(name=cp["name"], fn=fn, params=cp["polycoef"]))
+        return out
 
     def build(self):
         """Validate and return (mechanism, params, q0, v0)."""
@@ -788,13 +1034,18 @@ class SpatialModel(BuilderBase):
 
         if not self._nodes:
             raise ValueError("the model has no bodies; add one with add_body or add_particle")
+        rotor_nodes = [dict(name=r["name"], node="rotor", body="rotor", q=np.zeros(1),
+                            v=np.zeros(1), params=dict(inertia=r["inertia"])) for r in self._rotors]
         nblocks, bblocks, bparams, keys, fidx, q0, v0 = B.layout_nodes(
-            self._nodes, ("spatial_rigid", "particle3d"))
+            self._nodes + rotor_nodes, ("spatial_rigid", "particle3d"))
         keys.append(("gravity", ("gravity", None, None, None, None)))
         families, jparams, where, row = B.constraint_blocks(self._inst, fidx)
+        if self._rotors:
+            row, v0 = self._rotor_block(nblocks, fidx, q0, v0, families, jparams, where, row)
         user_params = {}
-        ucons, _, uwhere, nonholonomic, row = B.user_rows(self._user_constraints, q0, v0, row,
-                                                          user_params, keys)
+        ucons, _, uwhere, nonholonomic, row = B.user_rows(
+            self._user_constraints + self._coupling_constraints(nblocks), q0, v0, row,
+            user_params, keys)
         where.update(uwhere)
         for fam in families:
             if F.constraint_family(fam.kind).nonholonomic:
@@ -828,7 +1079,8 @@ class SpatialModel(BuilderBase):
         fblocks, fparams, fkeys = B.force_blocks(self._force_instances(), fidx)
         keys += fkeys
         uforces = B.user_force_entries(self._user_forces, user_params, keys)
-        n_controls = max([x["control"] + 1 for x in self._forces.get("load3", [])] + [0])
+        n_controls = max([x["control"] + 1 for x in self._forces.get("load3", [])
+                          + self._forces.get("joint_actuator", [])] + [0])
         mech = Mechanism(tuple(nblocks), tuple(bblocks), tuple(families), tuple(ucons),
                          tuple(joints), tuple(fblocks), tuple(uforces), n_controls, tuple(keys),
                          velocity_constraints=tuple(vcons),

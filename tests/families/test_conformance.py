@@ -66,6 +66,12 @@ FIELD_SAMPLERS = {
     "coef": lambda r, d: r.normal(size=(K, profiles.N_COEF)) * 0.3,
     "amp": lambda r, d: r.normal(size=K) * 0.2, "omega": lambda r, d: _pos(r, 0.5, 2.0),
     "phase": lambda r, d: r.normal(size=K),
+    "offset": lambda r, d: r.normal(size=K), "gear": lambda r, d: r.uniform(-3, 3, K),
+    "gain": lambda r, d: r.normal(size=(K, 3)), "bias": lambda r, d: r.normal(size=(K, 3)),
+    # ranges that clip some instances and not others
+    "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
+    "forcerange": lambda r, d: np.array([[-100.0, 100.0], [-100.0, 100.0], [-0.1, 0.2],
+                                         [-0.2, 0.1]])[:K],
 }
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
 SHAPED = {("load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
@@ -162,6 +168,86 @@ def test_constraint_family_jacobian_and_gamma(name):
     np.testing.assert_allclose(quad, d2, rtol=1e-10, atol=1e-10)
 
 
+EXTRA = [n for n in F.registered("constraint") if F.constraint_family(n).extra]
+
+
+@pytest.mark.parametrize("name", EXTRA)
+def test_extra_coordinate_family_jacobian_and_gamma(name):
+    """Families with extra scalar coordinates S (one block Gs of the Jacobian per
+    instance): Gi, Gj and Gs against autodiff of the rows through the update map and in
+    S, quad against the second derivative along (q (+) tau v, S + tau Sd). A family
+    provides `sample_static(k)` for its static data; the planar cam (curve codes, tested
+    in tests/test_cam.py) is the one exception."""
+    fam = F.constraint_family(name)
+    if not hasattr(fam, "sample_static"):
+        assert name == "cam", f"family {name!r}: add sample_static(k) for this test"
+        pytest.skip("the cam's curves are tested in tests/test_cam.py")
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    nf = _node_for(fam.frame)
+    p = _params(fam, F.frame_kind(fam.frame).dim, rng)
+    static = fam.sample_static(K)
+    Xi, Vi = _frames(fam.frame, rng)
+    Xj, Vj = _frames(fam.frame, rng)
+    S = jnp.asarray(rng.normal(size=(K, fam.extra)))
+    Sd = jnp.asarray(rng.normal(size=(K, fam.extra)))
+    g, Gi, Gj, quad, Gs = fam.evaluate(p, Xi, Xj, Vi, Vj, S, Sd, static)
+    assert g.shape == (K, fam.rows) and Gs.shape == (K, fam.rows, fam.extra)
+    rows = lambda xi, xj, ss: fam.evaluate(p, xi, xj, Vi, Vj, ss, Sd, static)[0]
+    Ji = jnp.stack([_jac_v(lambda x, k=k: rows(Xi.at[k].set(x), Xj, S)[k], Xi[k:k + 1], nf)[0]
+                    for k in range(K)])
+    Jj = jnp.stack([_jac_v(lambda x, k=k: rows(Xi, Xj.at[k].set(x), S)[k], Xj[k:k + 1], nf)[0]
+                    for k in range(K)])
+    Js = jnp.stack([jax.jacfwd(lambda s, k=k: rows(Xi, Xj, S.at[k].set(s))[k])(S[k])
+                    for k in range(K)])
+    np.testing.assert_allclose(Gi, Ji, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Gj, Jj, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(Gs, Js, rtol=1e-12, atol=1e-12)
+    path = lambda tau: rows(nf.retract(Xi, tau * Vi), nf.retract(Xj, tau * Vj), S + tau * Sd)
+    d1 = lambda tau: jax.jvp(path, (tau,), (1.0,))[1]
+    d2 = jax.jvp(d1, (0.0,), (1.0,))[1]
+    np.testing.assert_allclose(quad, d2, rtol=1e-10, atol=1e-10)
+
+
+def test_joint_actuator_against_autodiff_of_its_joint_coordinate():
+    """joint_actuator: Q = gear F dx/dv with x the joint coordinate (atan2 angle or
+    displacement, autodiff through the update map) and F written out here in NumPy."""
+    fam = F.force_family("joint_actuator")
+    rng = np.random.default_rng(21)
+    nf = _node_for("spatial")
+    p = _params(fam, 3, rng)
+    (Xi, Xj, Vi, Vj), kw = _force_args(fam, rng, p)
+    Qi, Qj, _, _, info = _eval_force(fam, p, (Xi, Xj, Vi, Vj), kw)
+    ctrl, kinds = kw["static"]
+    P = {k: np.asarray(v) for k, v in p.items()}
+    from jaxmbs.spatial.geometry import quat_to_R
+
+    def coord(xi, xj, k):
+        Ri, Rj = quat_to_R(xi[3:7]), quat_to_R(xj[3:7])
+        if kinds[k] == "hinge":
+            fj = Rj @ p["f_j"][k]
+            return jnp.arctan2((Ri @ p["g_i"][k]) @ fj, (Ri @ p["f_i"][k]) @ fj)
+        d = xj[:3] + Rj @ p["point_j"][k] - xi[:3] - Ri @ p["point_i"][k]
+        return (Ri @ p["a_i"][k]) @ d
+
+    u = np.asarray(kw["u"])
+    for k in range(K):
+        gi = jax.grad(lambda dv: coord(nf.retract(Xi[k:k + 1], dv[None])[0], Xj[k], k))(jnp.zeros(6))
+        gj = jax.grad(lambda dv: coord(Xi[k], nf.retract(Xj[k:k + 1], dv[None])[0], k))(jnp.zeros(6))
+        x = float(coord(Xi[k], Xj[k], k))
+        xd = float(gi @ Vi[k] + gj @ Vj[k])
+        gear = P["gear"][k]
+        L, Ld = gear * (x + P["offset"][k]), gear * xd
+        uc = np.clip(u[ctrl[k]] if ctrl[k] >= 0 else 0.0, *P["ctrlrange"][k])
+        g, b = P["gain"][k], P["bias"][k]
+        F_ = np.clip((g[0] + g[1] * L + g[2] * Ld) * uc + b[0] + b[1] * L + b[2] * Ld,
+                     *P["forcerange"][k])
+        np.testing.assert_allclose(info["force"][k], F_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(Qi[k], gear * F_ * np.asarray(gi), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(Qj[k], gear * F_ * np.asarray(gj), rtol=1e-10, atol=1e-12)
+    # some instances clip (control or force) and some do not: the test sees both branches
+    assert len({bool(abs(info["force"][k]) in np.abs(P["forcerange"][k])) for k in range(K)}) == 2
+
+
 def test_custom_time_driver_rows_against_autodiff_in_time():
     """rot_driver: phi_t and gamma of sin(theta - f(t)) against autodiff in t and tau."""
     fam = F.constraint_family("rot_driver")
@@ -192,10 +278,11 @@ FORCES = list(F.registered("force"))
 # (family, field) values that make a family conservative at rest (no explicit time
 # dependence): the rotating frame at constant omega
 CONSERVATIVE_SETUP = {"rotating_frame": {"amp": 0.0, "coef": [1.3, 0, 0, 0, 0, 0]}}
-NO_POTENTIAL = {"load", "load3"}
+NO_POTENTIAL = {"load", "load3", "joint_actuator"}
 # actuator fields (constant force / torque: not conservative) zeroed for the gradient check
 ACTUATOR_OFF = {"spring": {"force": 0.0}, "torsion": {"torque": 0.0},
-                "spring3": {"force": 0.0}, "torsion3": {"torque": 0.0}}  # applied loads: no potential, power = Q . V
+                "spring3": {"force": 0.0}, "torsion3": {"torque": 0.0},
+                "axial3": {"force": 0.0}}  # applied loads: no potential, power = Q . V
 
 
 def _force_args(fam, rng, p, t=0.3):
@@ -213,15 +300,19 @@ def _force_args(fam, rng, p, t=0.3):
     fns = ()
     if fam.name in ("load", "load3"):
         static = ((-1,) * K, (False, True) * (K // 2)) + (((True, False) * (K // 2),) if fam.name == "load3" else ())
+    if fam.name == "joint_actuator":  # hinge and slide instances, with and without controls
+        static = ((0, -1, 1, -1)[:K], ("hinge", "slide") * (K // 2))
     if fam.name == "circle_profile":
         fns = tuple((k, lambda x: 0.2 * jnp.sin(x) + 0.05 * x * x) for k in range(K))
+    if fam.uses_controls:
+        kw["u"] = jnp.asarray(rng.normal(size=2))
     return (Xi, Xj, Vi, Vj), dict(t=jnp.asarray(t), fns=fns, static=static, **kw)
 
 
 def _eval_force(fam, p, X4, kw):
     Xi, Xj, Vi, Vj = X4
     return fam.evaluate(p, F.ForceArgs(Xi, Xj, Vi, Vj, kw["t"], kw.get("mj"), kw.get("Jj"),
-                                       kw.get("cgj"), kw["fns"], None, kw["static"]))
+                                       kw.get("cgj"), kw["fns"], kw.get("u"), kw["static"]))
 
 
 @pytest.mark.parametrize("name", FORCES)
@@ -326,7 +417,7 @@ def test_body_family_mass_and_loads(name):
         want = np.zeros(nf.nv) if k < 0 else Dinv[k * nf.nv:(k + 1) * nf.nv, k * nf.nv:(k + 1) * nf.nv] @ np.asarray(rows[r])
         np.testing.assert_allclose(fi[r][: nf.nv], want, rtol=1e-10, atol=1e-12)
     # gravity: conservative (Q at rest = -dV/dv), and the velocity terms do no work
-    g = jnp.asarray(rng.normal(size=(F.frame_kind(nf.frame).dim,)))
+    g = jnp.asarray(rng.normal(size=(F.frame_kind(nf.frame).dim if nf.frame else 3,)))
     Q0, V0 = bf.loads(p, X, jnp.zeros_like(V), g)
     for k in range(K):
         grad = jax.grad(lambda dv: bf.loads(p, X.at[k].set(nf.retract(X[k:k + 1], dv[None])[0]),
@@ -392,7 +483,7 @@ def test_the_core_imports_no_dimension_package():
     root = Path(jaxmbs.__file__).parent
     core = ["equations.py", "saddle.py", "integrators.py", "stabilize.py", "dynamics.py",
             "simulate.py", "batch.py", "analysis.py", "fitting.py", "banded.py", "mechanism.py",
-            "builder.py", "core/families.py", "envs/core.py", "envs/spaces.py"]
+            "builder.py", "core/families.py", "envs/core.py", "envs/spaces.py", "linear.py"]
     bad = []
     for rel in core:
         tree = ast.parse((root / rel).read_text())
