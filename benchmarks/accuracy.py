@@ -714,12 +714,11 @@ def main(argv=None):
     out = a.out or (None if a.quick else os.path.join(ROOT, "VALIDATION.md"))
     if out:
         # keep the section benchmarks/formulations.py writes (between its markers)
-        keep = ""
-        if os.path.exists(out):
-            old = open(out).read()
-            i, j = old.find("<!-- formulations:begin -->"), old.find("<!-- formulations:end -->")
-            if 0 <= i < j:
-                keep = "\n" + old[i:j + len("<!-- formulations:end -->")] + "\n"
+        sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+        from formulations import extract_section
+
+        keep = extract_section(open(out).read()) if os.path.exists(out) else ""
+        keep = "\n" + keep + "\n" if keep else ""
         with open(out, "w") as fh:
             fh.write(md.rstrip("\n") + "\n" + keep)
         print(f"[accuracy] wrote {out} and {js} ({res['total_wall_s']:.0f} s)")
