@@ -166,7 +166,17 @@ def main(argv=None):
     ap.add_argument("--problems", default=",".join(PROBLEMS))
     ap.add_argument("--solvers", default=",".join(SOLVERS))
     ap.add_argument("--json", default=os.path.join(ROOT, "benchmarks", "results", "formulations.json"))
+    ap.add_argument("--no-run", action="store_true",
+                    help="render the section from the JSON of an earlier run (with --write)")
     a = ap.parse_args(argv)
+    if a.no_run:
+        with open(a.json) as fh:
+            res = json.load(fh)
+        md = markdown(res)
+        print(md)
+        if a.write:
+            write_section(md)
+        return res
     t_start = time.perf_counter()
     import platform
     res = dict(machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, jax {jax.__version__}",
