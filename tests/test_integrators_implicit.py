@@ -112,8 +112,11 @@ def _oscillator(k=100.0, m=1.0):
     return mech, params, q0, v0, mech.coordinate_index("p.theta")
 
 
-@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=r) for r in (0.0, 0.5, 0.9, 1.0)]
-                         + [HHTAlpha(alpha=0.1)], ids=["rho0", "rho0.5", "rho0.9", "rho1", "hht0.1"])
+@pytest.mark.parametrize("integrator", [GeneralizedAlpha(rho_inf=0.0),
+                                        pytest.param(GeneralizedAlpha(rho_inf=0.5), marks=pytest.mark.slow),
+                                        pytest.param(GeneralizedAlpha(rho_inf=0.9), marks=pytest.mark.slow),
+                                        GeneralizedAlpha(rho_inf=1.0), HHTAlpha(alpha=0.1)],
+                         ids=["rho0", "rho0.5", "rho0.9", "rho1", "hht0.1"])
 def test_numerical_damping_matches_amplification_factor(integrator):
     """The constrained linear oscillator integrated by jaxmbs equals the closed-form
     recursion s_{n+1} = T(h omega) s_n of the method (state (x, h v, h^2 a, h^2 x'')) to
@@ -225,8 +228,8 @@ def test_rattle_energy_bounded_million_steps():
 
 
 # ------------------------------------------------------------------- error control
-@pytest.mark.parametrize("controller", [mb.IController(), pytest.param(mb.PIController(), marks=pytest.mark.slow)],
-                         ids=["I", "PI"])
+@pytest.mark.slow  # (35 s per controller at load 8-11: fast-suite budget)
+@pytest.mark.parametrize("controller", [mb.IController(), mb.PIController()], ids=["I", "PI"])
 def test_generalized_alpha_error_control(fourbar_state, controller):
     """Adaptive generalized-alpha (local position error estimate + a controller object):
     tightening rtol by 100 reduces the error (by more than 10: second order, ~100^(2/3))
@@ -250,7 +253,7 @@ def test_generalized_alpha_error_control(fourbar_state, controller):
 # ----------------------------------------------------------------- redundant: Bricard
 @pytest.mark.parametrize("integrator,solver", [
     pytest.param(GeneralizedAlpha(rho_inf=0.8, linear="lstsq"), mb.SchurCholesky(), marks=pytest.mark.slow),
-    (Rattle(linear="lstsq"), F.UdwadiaKalaba()),
+    pytest.param(Rattle(linear="lstsq"), F.UdwadiaKalaba(), marks=pytest.mark.slow),  # (145 s at load 8-11)
 ], ids=["ga_lstsq", "rattle_uk"])
 def test_bricard_runs_through(integrator, solver):
     """Bricard's linkage (one redundant row): generalized-alpha with least-squares Newton
