@@ -234,6 +234,7 @@ class Ancf2DBeam(F.BodyFamily):
     name = "ancf2d_beam"
     node = "ancf2d_node"
     fields = ("rho", "area", "E", "I", "length")
+    coupled = True
 
     def mass_part(self, p, X):
         k = X.shape[0]
