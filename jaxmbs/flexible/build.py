@@ -80,17 +80,23 @@ class BeamBuilder:
         beam, k = self._beam_node[node]
         return self._beams[beam]["q"][k]
 
+    def _attach(self, name, what, node, other):
+        """Take the joint name; the initial coordinates (4,) of `other` (ground: r = 0,
+        r_x = (1, 0)) and of `node`, ValueError naming the joint for unknown nodes."""
+        self._new_name(name, "joint")
+        owner = f"{what} {name!r}"
+        qj = self._node(node, owner)
+        qi = self._node(other, owner, allow_ground=True)
+        if other == node:
+            raise ValueError(f"{owner}: connects {node!r} to itself")
+        return qi, qj
+
     @recorded
     def add_node_pin(self, name, node, other=GROUND) -> str:
         """Pin (revolute) the beam node `node` to `other` (the ground, default, or another
         beam node) where they are in the initial configuration: 2 rows, r_node - r_other =
         const (m). The slopes stay free."""
-        self._new_name(name, "joint")
-        owner = f"pin {name!r}"
-        qj = self._node(node, owner)
-        qi = self._node(other, owner, allow_ground=True)
-        if other == node:
-            raise ValueError(f"{owner}: connects {node!r} to itself")
+        qi, qj = self._attach(name, "pin", node, other)
         part = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
         self._add_joint(name, "node_pin", other, node, [part])
         return name
@@ -101,12 +107,7 @@ class BeamBuilder:
         node) as in the initial configuration: its position (2 rows) and its slope's
         direction (1 row; the slope's length, the axial strain, stays free). With the
         ground: a cantilever's clamped end."""
-        self._new_name(name, "joint")
-        owner = f"weld {name!r}"
-        qj = self._node(node, owner)
-        qi = self._node(other, owner, allow_ground=True)
-        if other == node:
-            raise ValueError(f"{owner}: connects {node!r} to itself")
+        qi, qj = self._attach(name, "weld", node, other)
         p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
         ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
         p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
