@@ -199,3 +199,16 @@ def test_tip_deflection_gradient_wrt_E_matches_central_differences():
     h = 1e5
     fd = float((defl(E0 + h) - defl(E0 - h)) / (2 * h))
     assert g < 0 and abs(g / fd - 1) < 1e-5, (g, fd)
+
+
+@pytest.mark.slow
+def test_cantilever_example_json_contract(capsys):
+    import json
+
+    C.main(["--elements", "4", "--json"])
+    res = json.loads(capsys.readouterr().out)
+    assert res["alpha"] == [1.0, 2.0, 5.0, 10.0] and len(res["frequencies_hz"]) == 4
+    for k in ("tip_vertical", "tip_shortening", "tip_rotation"):
+        assert len(res[k]) == 4 and all(np.isfinite(res[k]))
+    ref = elastica_tip(10.0)
+    assert abs(res["tip_rotation"][3] - ref[2]) < 2e-2  # 4 elements: 1.3e-2 measured
