@@ -212,3 +212,16 @@ def test_cantilever_example_json_contract(capsys):
         assert len(res[k]) == 4 and all(np.isfinite(res[k]))
     ref = elastica_tip(10.0)
     assert abs(res["tip_rotation"][3] - ref[2]) < 2e-2  # 4 elements: 1.3e-2 measured
+
+
+def test_clamp_reaction_balances_the_tip_load():
+    """At the equilibrium of the loaded cantilever (4 elements, alpha = 2) the clamp's
+    reaction force is minus the tip load and its moment is minus the load's moment about
+    the clamp, P x_tip (statics of the whole beam)."""
+    mech, params, q0, tip = C.build(4)
+    p = mech.replace(params, {"tip_load.force": [0.0, 2.0]})
+    eq = jaxmbs.equilibrium(mech, p, q0, tol=1e-8)
+    r = jaxmbs.reactions(mech, p, eq.q, eq.lam)["clamp"]
+    x_tip = float(eq.q[mech.coordinate_index(f"{tip}.x")])
+    np.testing.assert_allclose(r["force"], [0.0, -2.0], atol=1e-7)
+    np.testing.assert_allclose(r["moment"], -2.0 * x_tip, rtol=1e-7)

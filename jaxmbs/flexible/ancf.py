@@ -211,11 +211,11 @@ class Ancf2DFrame(F.FrameKind):
         return V[..., :2]
 
     def reaction(self, G, X, s):
-        """Force (2,) on the node's position (N) and the generalised force on its slope
-        (2,) (N m: a moment about the node is G_slope x r_x / |r_x|^2)."""
+        """'force' (2,) N on the node's position; 'moment' () N m: the work of the
+        generalised slope force G_s (2,) in a rotation dphi of the slope (dr_x = dphi
+        perp(r_x)), r_x x G_s; 'generalized' (4,)."""
         rx = X[2:4]
-        return {"force": G[:2], "moment": _cross(rx, G[2:4]) / jnp.sum(rx * rx),
-                "generalized": G}
+        return {"force": G[:2], "moment": _cross(rx, G[2:4]), "generalized": G}
 
 
 class Ancf2DNode(F.NodeFamily):
