@@ -225,3 +225,14 @@ def test_clamp_reaction_balances_the_tip_load():
     x_tip = float(eq.q[mech.coordinate_index(f"{tip}.x")])
     np.testing.assert_allclose(r["force"], [0.0, -2.0], atol=1e-7)
     np.testing.assert_allclose(r["moment"], -2.0 * x_tip, rtol=1e-7)
+
+
+def test_beam_shape_and_tip_state():
+    """beam_shape interpolates through the nodes with their slopes; tip_state reads the
+    slope angle."""
+    X = jnp.asarray([[0.0, 0.0, 1.0, 0.0], [0.5, 0.1, 0.8, 0.6], [1.0, 0.3, 0.0, 1.0]])
+    P = ancf.beam_shape(X, jnp.asarray([0.5, 0.5, 0.0]), points=5)
+    assert P.shape == (2, 5, 2)
+    np.testing.assert_allclose(P[:, 0], X[:2, :2], atol=1e-15)
+    np.testing.assert_allclose(P[:, -1], X[1:, :2], atol=1e-15)
+    np.testing.assert_allclose(ancf.tip_state(X[2])[2], np.pi / 2, atol=1e-15)
