@@ -145,9 +145,13 @@ def _reverse_cuthill_mckee(adj):
 def sparse_plan(mech):
     """The `SparsePlan` of a mechanism, or None when it has rows the sparse path does not
     cover (user constraints, velocity constraints, nonholonomic rows, cam extra
-    coordinates): those go through the dense `constraint_terms`."""
+    coordinates, body families whose mass couples nodes, e.g. beam elements): those go
+    through the dense `constraint_terms`."""
+    from .core import families as F
+
     if (mech.user_constraints or mech.velocity_constraints or mech.nonholonomic_rows
-            or mech.n_extra or len({k for k in mech.frame_kinds() if k}) != 1):
+            or mech.n_extra or len({k for k in mech.frame_kinds() if k}) != 1
+            or any(F.body_family(b.kind).coupled for b in mech.bodies)):
         return None
     return SparsePlan(mech)
 

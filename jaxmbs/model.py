@@ -22,6 +22,7 @@ from . import profiles as prof
 from .builder import GROUND, BuilderBase
 from .core import families as _F
 from .builder import recorded as _recorded
+from .flexible.build import BeamBuilder
 from .mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
 from .planar import families as _planar_families  # noqa: F401  (registers the planar families)
 
@@ -52,7 +53,7 @@ _positive = B.positive
 _finite = B.finite
 
 
-class Model(BuilderBase):
+class Model(BeamBuilder, BuilderBase):
     """Builder of a planar mechanism.
 
     Args:
@@ -72,6 +73,7 @@ class Model(BuilderBase):
         self._cams = []  # cam joints: dicts name, fi, fj, curve_i, curve_j, s_i, s_j
         self._contacts = {k: [] for k in _CONTACT_FAMILIES}  # contact family -> instances
         self._rotating = None  # rotating reference frame: dict(name, profile)
+        self._init_beams()  # planar ANCF beams (jaxmbs.flexible.build)
 
     # ------------------------------------------------------------------ frames
     @_recorded
@@ -854,7 +856,7 @@ class Model(BuilderBase):
                  for b, d in self._bodies.items()]
         nodes += [dict(name=p, node="particle2d", body="particle2d", q=d["q"], v=d["v"],
                        params=dict(mass=d["mass"])) for p, d in self._particles.items()]
-        return nodes
+        return nodes + self._beam_nodes()
 
     def _force_instances(self):
         forces = {"spring": [dict(s) for s in self._springs],
@@ -867,12 +869,13 @@ class Model(BuilderBase):
             loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
                                                       tuple(x["local"] for x in items))
         forces["load"] = loads
+        forces.update(self._beam_forces())
         return forces
 
     def build(self) -> Built:
         """Validate and return (mechanism, params, q0, v0)."""
-        if not self._bodies and not self._particles:
-            raise ValueError("the model has no bodies; add one with add_body or add_particle")
+        if not self._bodies and not self._particles and not self._beams:
+            raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
         nblocks, bblocks, bparams, keys, fidx_map, q0, v0 = B.layout_nodes(
             self._nodes(), ("planar_rigid", "particle2d"))
         keys.append(("gravity", ("gravity", None, None, None, None)))

@@ -145,6 +145,10 @@ class BodyFamily:
     name: str = ""
     node: str = ""
     fields: tuple = ()
+    # True when the mass couples the instances (beam elements between consecutive nodes):
+    # the mass part is then not block diagonal per node, and the banded path (which uses
+    # per-frame blocks of M^-1) is not taken
+    coupled: bool = False
 
     def mass_part(self, p, X):
         raise NotImplementedError

@@ -69,12 +69,15 @@ FIELD_SAMPLERS = {
     "offset": lambda r, d: r.normal(size=K), "gear": lambda r, d: r.uniform(-3, 3, K),
     "gain": lambda r, d: r.normal(size=(K, 3)), "bias": lambda r, d: r.normal(size=(K, 3)),
     # ranges that clip some instances and not others
+    # section and material of beam elements (jaxmbs.flexible.ancf)
+    "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
+    "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
     "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
     "forcerange": lambda r, d: np.array([[-100.0, 100.0], [-100.0, 100.0], [-0.1, 0.2],
                                          [-0.2, 0.1]])[:K],
 }
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
-SHAPED = {("load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
+SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
 
 
 def _params(fam, dim, rng):
@@ -96,6 +99,8 @@ def _params(fam, dim, rng):
 def _frames(kind, rng, n=K):
     """Random frame coordinates X (n, wq) and velocities V (n, wv) of a frame kind."""
     fk = F.frame_kind(kind)
+    if kind != "spatial":  # vector coordinates: planar (x, y, theta), ANCF (r, r_x), ...
+        return jnp.asarray(rng.normal(size=(n, fk.wq))), jnp.asarray(rng.normal(size=(n, fk.wv)))
     if kind == "planar":
         return jnp.asarray(rng.normal(size=(n, 3))), jnp.asarray(rng.normal(size=(n, 3)))
     q = rng.normal(size=(n, 4))
@@ -106,11 +111,11 @@ def _frames(kind, rng, n=K):
 
 
 def _node_for(kind):
-    """The rigid node family presenting frames of this kind (its update map)."""
-    for name in F.registered("node"):
-        nf = F.node_family(name)
-        if nf.frame == kind and nf.rigid:
-            return nf
+    """The rigid node family presenting frames of this kind (its update map), else the
+    first node family presenting it (an ANCF node: position and slope)."""
+    fams = [F.node_family(n) for n in F.registered("node")]
+    for nf in sorted((f for f in fams if f.frame == kind), key=lambda f: not f.rigid):
+        return nf
     raise AssertionError(f"no rigid node family for frame kind {kind}")
 
 
@@ -384,8 +389,9 @@ def _body_params(bf, rng):
             p["inertia"] = jnp.asarray(_pos(rng, 0.05, 0.2))
     if "cg" in bf.fields:
         p["cg"] = jnp.asarray(_vec(rng, shapes.get("cg", (2,))[0]))
-    unknown = set(bf.fields) - set(p)
-    assert not unknown, f"body family {bf.name!r}: no sampler for {unknown}"
+    for f in set(bf.fields) - set(p):
+        assert f in FIELD_SAMPLERS, f"body family {bf.name!r}: no sampler for {f!r}"
+        p[f] = jnp.asarray(FIELD_SAMPLERS[f](rng, 2))
     return p
 
 
@@ -416,16 +422,18 @@ def test_body_family_mass_and_loads(name):
     for r, k in enumerate(idx):
         want = np.zeros(nf.nv) if k < 0 else Dinv[k * nf.nv:(k + 1) * nf.nv, k * nf.nv:(k + 1) * nf.nv] @ np.asarray(rows[r])
         np.testing.assert_allclose(fi[r][: nf.nv], want, rtol=1e-10, atol=1e-12)
-    # gravity: conservative (Q at rest = -dV/dv), and the velocity terms do no work
+    # gravity and elastic forces: conservative (Q at rest = -dV/dv of the block's total
+    # potential; per instance for bodies on one node, and for beam elements, whose
+    # strain energy couples consecutive nodes), and the velocity terms do no work
     g = jnp.asarray(rng.normal(size=(F.frame_kind(nf.frame).dim if nf.frame else 3,)))
     Q0, V0 = bf.loads(p, X, jnp.zeros_like(V), g)
-    for k in range(K):
-        grad = jax.grad(lambda dv: bf.loads(p, X.at[k].set(nf.retract(X[k:k + 1], dv[None])[0]),
-                                            jnp.zeros_like(V), g)[1][k])(jnp.zeros(nf.nv))
-        np.testing.assert_allclose(Q0[k], -grad, rtol=1e-10, atol=1e-12)
+    grad = jax.grad(lambda dv: jnp.sum(bf.loads(p, nf.retract(X, dv), jnp.zeros_like(V), g)[1]))(
+        jnp.zeros((K, nf.nv)))
+    np.testing.assert_allclose(Q0, -grad, rtol=1e-10, atol=1e-12)
     # velocity terms: energy consistency v . Q_v = -(1/2) v^T (dM/dtau) v along q (+) tau v
     # (so that dT/dt = v . Q_applied), per instance
-    Qv, _ = bf.loads(p, X, V, jnp.zeros_like(g))
+    # (the velocity part: loads at V minus loads at rest, which removes elastic forces)
+    Qv = bf.loads(p, X, V, jnp.zeros_like(g))[0] - bf.loads(p, X, jnp.zeros_like(V), jnp.zeros_like(g))[0]
     vflat = V.reshape(-1)
     Mdot = jax.jvp(lambda tau: bf.mass_part(p, nf.retract(X, tau * V)).dense(), (0.0,), (1.0,))[1]
     for k in range(K):

@@ -1,0 +1,352 @@
+"""Planar ANCF Euler-Bernoulli beam elements (Shabana; Berzeri and Shabana 2000).
+
+A beam is a chain of nodes of the node family 'ancf2d_node': each node has the absolute
+position r (2,) (m) and slope r_x = dr/dx (2,) (dimensionless) of the beam's centre line
+at that node, q_node = (x, y, x_x, y_x), nq = nv = 4, v = qdot (no rotation coordinates:
+rotations are carried exactly by the slope). Between consecutive nodes i, j of a beam an
+element of undeformed length L interpolates the centre line with the cubic Hermite
+shape functions of xi = x / L in [0, 1]:
+
+    r(xi) = S1 r_i + S2 r_x,i + S3 r_j + S4 r_x,j,
+    S1 = 1 - 3 xi^2 + 2 xi^3, S2 = L (xi - 2 xi^2 + xi^3), S3 = 3 xi^2 - 2 xi^3,
+    S4 = L (xi^3 - xi^2).
+
+Strain energy (exact nonlinear strain measures, no small-rotation assumption):
+
+    U = integral_0^L [ E A eps^2 / 2 + E I kappa^2 / 2 ] dx,
+    eps = (r_x . r_x - 1) / 2               (Green-Lagrange axial strain of the centre line)
+    kappa = (r_x x r_xx) / |r_x|^3          (exact curvature of the deformed centre line)
+
+integrated with 5-point Gauss quadrature per element, vectorised over all elements.
+The internal forces -dU/dq are written out analytically (`element_forces`) and checked
+against autodiff of U in tests/families and tests/test_ancf.py. The consistent mass
+matrix rho A L integral S^T S dxi is constant (independent of q).
+
+Families (registered on import):
+
+* frame kind 'ancf2d': X = (x, y, x_x, y_x), V its rate; the ground frame is r = 0,
+  r_x = (1, 0).
+* node family 'ancf2d_node' (nq = nv = 4).
+* body family 'ancf2d_beam' on 'ancf2d_node': per node instance the section and
+  material of the element that starts at that node and ends at the next node of the
+  block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
+  0 for the last node of a beam: no element). All five are Params leaves (traced,
+  fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
+  block diagonal: dense Cholesky over the block); its loads are gravity and the elastic
+  forces, its potential gravity + strain energy.
+* constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
+  the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
+  slope of node j keeps the direction of node i's slope turned by angle; with the ground
+  (r_x = (1, 0)) the direction (cos angle, sin angle)). A pin + slope to the ground is a
+  clamp (weld); the slope's magnitude (axial strain) stays free.
+* force family 'ancf_load': a dead force (2,) N on a node (potential -F . r).
+
+`jaxmbs.Model.add_beam` meshes a straight beam into these families.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..core import families as F
+
+__all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_mass",
+           "beam_shape", "tip_state", "GAUSS_POINTS"]
+
+ANCF2D = "ancf2d"
+
+# 5-point Gauss-Legendre on [0, 1]: exact for the axial term (degree 8) and the mass
+# (degree 6); the curvature term is rational and integrated to the mesh's order
+_gx, _gw = np.polynomial.legendre.leggauss(5)
+GAUSS_POINTS = (0.5 * (_gx + 1.0), 0.5 * _gw)
+
+
+def shape_functions(xi, L):
+    """Hermite shape functions of xi (...) for elements of length L (...):
+    S, dS/dxi, d2S/dxi2, each (..., 4) in the order (r_i, r_x,i, r_j, r_x,j)."""
+    xi = jnp.asarray(xi)
+    L = jnp.asarray(L)
+    x2, x3 = xi * xi, xi * xi * xi
+    S = jnp.stack(jnp.broadcast_arrays(1 - 3 * x2 + 2 * x3, L * (xi - 2 * x2 + x3), 3 * x2 - 2 * x3,
+                                       L * (x3 - x2)), -1)
+    dS = jnp.stack(jnp.broadcast_arrays(-6 * xi + 6 * x2, L * (1 - 4 * xi + 3 * x2), 6 * xi - 6 * x2,
+                                        L * (3 * x2 - 2 * xi)), -1)
+    ddS = jnp.stack(jnp.broadcast_arrays(-6 + 12 * xi, L * (-4 + 6 * xi), 6 - 12 * xi,
+                                         L * (6 * xi - 2)), -1)
+    return S, dS, ddS
+
+
+def _cross(a, b):
+    return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+
+
+def _strains(e, L):
+    """e (k, 4, 2) element nodal vectors (r_i, r_x,i, r_j, r_x,j), L (k,) -> at the Gauss
+    points (k, g): r_x (k, g, 2), r_xx (k, g, 2), eps, kappa, |r_x|, and the shape
+    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4)."""
+    xi, _ = GAUSS_POINTS
+    _, dS, ddS = shape_functions(jnp.asarray(xi, e.dtype)[None, :], L[:, None])
+    Sx = dS / L[:, None, None]
+    Sxx = ddS / (L * L)[:, None, None]
+    rx = jnp.einsum("kga,kac->kgc", Sx, e)
+    rxx = jnp.einsum("kga,kac->kgc", Sxx, e)
+    n2 = jnp.sum(rx * rx, -1)
+    n = jnp.sqrt(n2)
+    eps = 0.5 * (n2 - 1.0)
+    kappa = _cross(rx, rxx) / (n2 * n)
+    return rx, rxx, eps, kappa, n, Sx, Sxx
+
+
+def element_energy(e, L, EA, EI):
+    """Strain energy (J) of k elements: e (k, 4, 2) nodal vectors (r_i, r_x,i, r_j,
+    r_x,j) (m, 1, m, 1), L (k,) undeformed length (m), EA (k,) axial stiffness (N), EI (k,)
+    bending stiffness (N m^2) -> (k,)."""
+    _, w = GAUSS_POINTS
+    _, _, eps, kappa, _, _, _ = _strains(e, L)
+    dens = 0.5 * EA[:, None] * eps * eps + 0.5 * EI[:, None] * kappa * kappa
+    return L * (dens @ jnp.asarray(w, e.dtype))
+
+
+def element_forces(e, L, EA, EI):
+    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
+    `element_energy` for the arguments; checked against jax.grad in the tests)."""
+    _, w = GAUSS_POINTS
+    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+    n3 = n * n * n
+    c = _cross(rx, rxx)
+    dc_drx = jnp.stack([rxx[..., 1], -rxx[..., 0]], -1)        # d(rx x rxx)/d rx
+    perp = jnp.stack([-rx[..., 1], rx[..., 0]], -1)            # d(rx x rxx)/d rxx
+    dk_drx = dc_drx / n3[..., None] - (3.0 * c / (n3 * n * n))[..., None] * rx
+    dk_drxx = perp / n3[..., None]
+    # integrand of dU/de at each Gauss point: (k, g, 4, 2)
+    g_rx = (EA[:, None] * eps)[..., None] * rx + (EI[:, None] * kappa)[..., None] * dk_drx
+    g_rxx = (EI[:, None] * kappa)[..., None] * dk_drxx
+    ww = jnp.asarray(w, e.dtype)
+    dU = jnp.einsum("g,kga,kgc->kac", ww, Sx, g_rx) + jnp.einsum("g,kga,kgc->kac", ww, Sxx, g_rxx)
+    return -L[:, None, None] * dU
+
+
+def element_mass(L, rhoA):
+    """Consistent mass matrices (k, 8, 8) (kg, kg m, kg m^2 entries) of k elements of
+    length L (k,) and mass per length rhoA (k,) (kg/m), in the order of the element's
+    coordinates (x_i, y_i, x_x,i, y_x,i, x_j, y_j, x_x,j, y_x,j): rho A L integral S^T S
+    dxi (x) I2, constant."""
+    xi, w = GAUSS_POINTS
+    S, _, _ = shape_functions(jnp.asarray(xi, L.dtype)[None, :], L[:, None])  # (k, g, 4)
+    H = jnp.einsum("g,kga,kgb->kab", jnp.asarray(w, L.dtype), S, S)
+    M = jnp.einsum("kab,cd->kacbd", H, jnp.eye(2, dtype=L.dtype)).reshape(-1, 8, 8)
+    return (rhoA * L)[:, None, None] * M
+
+
+def _elements(p, X):
+    """Element data of a block of k nodes X (k, 4): element e joins nodes e and e + 1 when
+    e < k - 1 and length[e] > 0. Returns (mask (k-1,), safe L (k-1,), e (k-1, 4, 2))."""
+    k = X.shape[0]
+    L = p["length"][: k - 1]
+    mask = L > 0
+    Ls = jnp.where(mask, L, 1.0)
+    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, 4, 2)
+    return mask, Ls, e
+
+
+def _scatter_elements(vals, k):
+    """(k-1, 8) element vectors -> (k, 4) node vectors (element e on nodes e, e + 1)."""
+    out = jnp.zeros((k, 4), vals.dtype)
+    return out.at[: k - 1].add(vals[:, :4]).at[1:].add(vals[:, 4:])
+
+
+class BeamMass:
+    """The consistent mass of a block of k ANCF nodes: (4k, 4k), block tridiagonal
+    (elements couple consecutive nodes), constant. apply / solve / dense / inverse_dense /
+    frame_inverse as the other mass parts (solve by a dense Cholesky factor)."""
+
+    coupled = True  # not block diagonal over nodes: frame_inverse is a block of M^-1
+
+    def __init__(self, D):
+        self._D = D
+
+    def dense(self):
+        return self._D
+
+    def apply(self, X):
+        return self._D @ X
+
+    def _chol(self):
+        return jnp.linalg.cholesky(self._D)
+
+    def solve(self, X):
+        Lc = self._chol()
+        y = jax.scipy.linalg.solve_triangular(Lc, X, lower=True)
+        return jax.scipy.linalg.solve_triangular(Lc.T, y, lower=False)
+
+    def inverse_dense(self):
+        n = self._D.shape[0]
+        return self.solve(jnp.eye(n, dtype=self._D.dtype))
+
+    def frame_inverse(self, idx, X):
+        """Rows X (N, 4) on instances idx (N,) (-1: none, gives 0) -> the diagonal
+        4 x 4 blocks of M^-1 applied to them (N, 4)."""
+        idx = np.asarray(idx)
+        Minv = self.inverse_dense().reshape(self._D.shape[0] // 4, 4, -1, 4)
+        blocks = Minv[np.maximum(idx, 0), :, np.maximum(idx, 0), :]  # (N, 4, 4)
+        out = jnp.einsum("nab,nb->na", blocks, X)
+        return jnp.where(jnp.asarray(idx >= 0)[:, None], out, 0.0)
+
+
+class Ancf2DFrame(F.FrameKind):
+    """X = (x, y, x_x, y_x) (m, m, 1, 1); V its rate. Points: the node itself (an ANCF
+    node has no rigid frame; attachment offsets s are ignored)."""
+
+    name = ANCF2D
+    wq = 4
+    wv = 4
+    dim = 2
+    ground_q = (0.0, 0.0, 1.0, 0.0)
+
+    def point(self, X, s):
+        return X[..., :2], jnp.zeros_like(X[..., :2])
+
+    def point_velocity(self, X, V, As):
+        return V[..., :2]
+
+    def reaction(self, G, X, s):
+        """'force' (2,) N on the node's position; 'moment' () N m: the work of the
+        generalised slope force G_s (2,) in a rotation dphi of the slope (dr_x = dphi
+        perp(r_x)), r_x x G_s; 'generalized' (4,)."""
+        rx = X[2:4]
+        return {"force": G[:2], "moment": _cross(rx, G[2:4]), "generalized": G}
+
+
+class Ancf2DNode(F.NodeFamily):
+    name = "ancf2d_node"
+    nq = nv = 4
+    frame = ANCF2D
+    frame_q = frame_v = (0, 1, 2, 3)
+    coord_names = vel_names = ("x", "y", "x_x", "y_x")
+
+
+class Ancf2DBeam(F.BodyFamily):
+    """The elements of planar ANCF beams, stored on their first node (see the module
+    docstring): rho (k,) kg/m^3, area (k,) m^2, E (k,) Pa, I (k,) m^4, length (k,) m
+    (0: no element starts here)."""
+
+    name = "ancf2d_beam"
+    node = "ancf2d_node"
+    fields = ("rho", "area", "E", "I", "length")
+    coupled = True
+
+    def mass_part(self, p, X):
+        k = X.shape[0]
+        mask, Ls, _ = _elements(p, X)
+        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
+        Me = element_mass(Ls, rhoA)
+        idx = 4 * np.arange(k - 1)[:, None] + np.arange(8)[None, :]
+        D = jnp.zeros((4 * k, 4 * k), X.dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
+        return BeamMass(D)
+
+    def loads(self, p, X, V, g):
+        """Gravity (consistent: rho A L integral S dxi g) and the elastic forces; the
+        potential per instance: gravity of its coordinates + the strain energy of the
+        element that starts at it. No velocity terms (constant mass)."""
+        k = X.shape[0]
+        mask, Ls, e = _elements(p, X)
+        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
+        EA = p["E"][: k - 1] * p["area"][: k - 1]
+        EI = p["E"][: k - 1] * p["I"][: k - 1]
+        wts = jnp.stack([0.5 * jnp.ones_like(Ls), Ls / 12, 0.5 * jnp.ones_like(Ls), -Ls / 12], -1)
+        Qg_e = ((rhoA * Ls)[:, None, None] * wts[..., None] * g[None, None, :]).reshape(-1, 8)
+        Qg = _scatter_elements(Qg_e, k)
+        Qe = jnp.where(mask[:, None], element_forces(e, Ls, EA, EI).reshape(-1, 8), 0.0)
+        U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
+        pot = -jnp.sum(Qg * X, -1) + jnp.concatenate([U, jnp.zeros((1,), X.dtype)])
+        return Qg + _scatter_elements(Qe, k), pot
+
+    def inertia_data(self, p):
+        z = jnp.zeros_like(p["rho"])
+        return z, z, jnp.zeros(z.shape + (2,), z.dtype)
+
+    def validate(self, p, xp=np):
+        """rho, area, E, I >= 0 and length >= 0 (0: the last node of a beam)."""
+        return [(f, ~(p[f] >= 0), "must be >= 0") for f in self.fields]
+
+
+class AncfPoint(F.ConstraintFamily):
+    """r_j - r_i - point = 0 (2 rows, m): node j at node i's position plus `point` (k, 2)
+    m (global axes); with the ground as frame i, node j pinned at `point`."""
+
+    name = "ancf_point"
+    rows = 2
+    frame = ANCF2D
+    fields = ("point",)
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        k = Xi.shape[0]
+        g = Xj[:, :2] - Xi[:, :2] - p["point"]
+        E = jnp.broadcast_to(jnp.eye(2, 4, dtype=Xi.dtype), (k, 2, 4))
+        return g, -E, E, jnp.zeros_like(g)
+
+
+class AncfSlope(F.ConstraintFamily):
+    """(A(angle) r_x,i) x r_x,j = 0 (1 row): node j's slope along node i's slope turned by
+    `angle` (k,) rad; with the ground as frame i, along (cos angle, sin angle)."""
+
+    name = "ancf_slope"
+    rows = 1
+    frame = ANCF2D
+    fields = ("angle",)
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        c, s = jnp.cos(p["angle"]), jnp.sin(p["angle"])
+        rot = lambda x: jnp.stack([c * x[:, 0] - s * x[:, 1], s * x[:, 0] + c * x[:, 1]], -1)
+        rotT = lambda x: jnp.stack([c * x[:, 0] + s * x[:, 1], -s * x[:, 0] + c * x[:, 1]], -1)
+        a, b = rot(Xi[:, 2:4]), Xj[:, 2:4]
+        g = _cross(a, b)[:, None]
+        z = jnp.zeros_like(a)
+        Gi = jnp.concatenate([z, rotT(jnp.stack([b[:, 1], -b[:, 0]], -1))], -1)[:, None, :]
+        Gj = jnp.concatenate([z, jnp.stack([-a[:, 1], a[:, 0]], -1)], -1)[:, None, :]
+        quad = 2.0 * _cross(rot(Vi[:, 2:4]), Vj[:, 2:4])[:, None]
+        return g, Gi, Gj, quad
+
+
+class AncfLoad(F.ForceFamily):
+    """A dead force `force` (k, 2) N on node j (frame i unused): Q = (F, 0, 0) on the
+    node's position, potential -F . r_j (a constant force is conservative)."""
+
+    name = "ancf_load"
+    frame = ANCF2D
+    fields = ("force",)
+
+    def evaluate(self, p, a):
+        Fo = p["force"]
+        Qj = jnp.concatenate([Fo, jnp.zeros_like(Fo)], -1)
+        V = -jnp.sum(Fo * a.Xj[:, :2], -1)
+        z = jnp.zeros_like(V)
+        return jnp.zeros_like(Qj), Qj, V, z, {}
+
+
+for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad()):
+    F.register(_f)
+
+
+# ------------------------------------------------------------------------ outputs
+def beam_shape(X, length, points=8):
+    """Centre line of a block of nodes X (k, 4) with element lengths `length` (k,) (0: no
+    element) at `points` points per element: (k - 1, points, 2) m (rows of missing
+    elements are the straight segment between their nodes' positions, masked by the
+    caller if needed)."""
+    X = jnp.asarray(X)
+    k = X.shape[0]
+    L = jnp.asarray(length, X.dtype)[: k - 1]
+    Ls = jnp.where(L > 0, L, 1.0)
+    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, 4, 2)
+    xi = jnp.linspace(0.0, 1.0, points, dtype=X.dtype)
+    S, _, _ = shape_functions(xi[None, :], Ls[:, None])
+    return jnp.einsum("kpa,kac->kpc", S, e)
+
+
+def tip_state(x_node):
+    """(x, y, angle) of a node's coordinates (4,) = (x, y, x_x, y_x): position (m) and the
+    slope's angle atan2(y_x, x_x) (rad)."""
+    x_node = jnp.asarray(x_node)
+    return x_node[0], x_node[1], jnp.arctan2(x_node[3], x_node[2])

@@ -1,0 +1,143 @@
+"""Builder methods for planar ANCF beams (mixed into `jaxmbs.Model`).
+
+`add_beam` meshes a straight beam into nodes '<beam>.n0' .. '<beam>.n<elements>' of the
+node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); the
+section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
+'.E', '.I', '.length' (the element from node k to node k + 1). `add_node_pin`,
+`add_node_weld` and `add_node_load` attach nodes to the ground or to other beam nodes
+and load them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import builder as B
+from ..builder import GROUND, recorded
+
+__all__ = ["BeamBuilder", "SECTION_KEYS"]
+
+SECTION_KEYS = ("E", "rho", "A", "I")
+
+
+class BeamBuilder:
+    """Mixin: beams for a planar builder (needs `_new_name`, `_names`, `_add_inst`,
+    `_add_joint` of `jaxmbs.Model`)."""
+
+    def _init_beams(self):
+        self._beams = {}       # beam name -> dict(nodes, q, section, length)
+        self._beam_node = {}   # node name -> (beam, k)
+        self._node_loads = []  # dicts: name, node, force
+
+    @recorded
+    def add_beam(self, name, start, end, elements=8, section=None) -> tuple:
+        """Add a straight planar ANCF Euler-Bernoulli beam from `start` to `end`.
+
+        Args:
+          start, end: (2,) end points of the undeformed centre line, m.
+          elements: number of elements n (>= 1); the beam gets n + 1 nodes.
+          section: dict with E (Pa, Young's modulus), rho (kg/m^3), A (m^2, area) and
+            I (m^4, second moment of area about the bending axis): EA (N) is the axial,
+            EI (N m^2) the bending stiffness, rho A (kg/m) the mass per length.
+        Returns the node names (f'{name}.n0', ..., f'{name}.n{n}'), node 0 at `start`.
+        The initial state is the undeformed, resting beam (slopes = the unit direction).
+        """
+        self._new_name(name, "beam")
+        owner = f"beam {name!r}"
+        a = B.vector(start, 2, f"{owner}: start")
+        b = B.vector(end, 2, f"{owner}: end")
+        if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
+            raise ValueError(f"{owner}: elements must be an integer >= 1, got {elements!r}")
+        if not isinstance(section, dict):
+            raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
+                             f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
+        missing = [k for k in SECTION_KEYS if k not in section]
+        extra = [k for k in section if k not in SECTION_KEYS]
+        if missing or extra:
+            raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS}; "
+                             f"missing {missing}, unknown {extra}")
+        sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
+        length = float(np.linalg.norm(b - a))
+        if not length > 0:
+            raise ValueError(f"{owner}: start and end coincide; give a beam of positive length")
+        n = int(elements)
+        d = (b - a) / length
+        nodes = tuple(f"{name}.n{k}" for k in range(n + 1))
+        for nd in nodes:
+            self._names.add(nd)
+        q = [np.r_[a + (b - a) * k / n, d] for k in range(n + 1)]
+        self._beams[name] = dict(nodes=nodes, q=q, section=sec, length=length / n)
+        for k, nd in enumerate(nodes):
+            self._beam_node[nd] = (name, k)
+        return nodes
+
+    def _node(self, node, owner, allow_ground=False):
+        if allow_ground and node == GROUND:
+            return np.array([0.0, 0.0, 1.0, 0.0])
+        if node not in self._beam_node:
+            known = ", ".join(self._beam_node) or "none (add one with add_beam)"
+            raise ValueError(f"{owner}: unknown beam node {node!r}"
+                             f"{' (or ground)' if allow_ground else ''}; beam nodes: {known}")
+        beam, k = self._beam_node[node]
+        return self._beams[beam]["q"][k]
+
+    def _attach(self, name, what, node, other):
+        """Take the joint name; the initial coordinates (4,) of `other` (ground: r = 0,
+        r_x = (1, 0)) and of `node`, ValueError naming the joint for unknown nodes."""
+        self._new_name(name, "joint")
+        owner = f"{what} {name!r}"
+        qj = self._node(node, owner)
+        qi = self._node(other, owner, allow_ground=True)
+        if other == node:
+            raise ValueError(f"{owner}: connects {node!r} to itself")
+        return qi, qj
+
+    @recorded
+    def add_node_pin(self, name, node, other=GROUND) -> str:
+        """Pin (revolute) the beam node `node` to `other` (the ground, default, or another
+        beam node) where they are in the initial configuration: 2 rows, r_node - r_other =
+        const (m). The slopes stay free."""
+        qi, qj = self._attach(name, "pin", node, other)
+        part = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
+        self._add_joint(name, "node_pin", other, node, [part])
+        return name
+
+    @recorded
+    def add_node_weld(self, name, node, other=GROUND) -> str:
+        """Clamp the beam node `node` to `other` (the ground, default, or another beam
+        node) as in the initial configuration: its position (2 rows) and its slope's
+        direction (1 row; the slope's length, the axial strain, stays free). With the
+        ground: a cantilever's clamped end."""
+        qi, qj = self._attach(name, "weld", node, other)
+        p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
+        ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
+        p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
+        self._add_joint(name, "node_weld", other, node, [p1, p2])
+        return name
+
+    @recorded
+    def add_node_load(self, name, node, force) -> str:
+        """A dead (constant, non-following) force (2,) N on a beam node, global axes; its
+        Params leaf is f'{name}.force'."""
+        self._new_name(name, "force")
+        owner = f"load {name!r}"
+        self._node(node, owner)
+        self._node_loads.append(dict(name=name, fi=GROUND, fj=node,
+                                     force=B.vector(force, 2, f"{owner}: force")))
+        return name
+
+    # ---------------------------------------------------------------- build hooks
+    def _beam_nodes(self):
+        out = []
+        for beam, d in self._beams.items():
+            s = d["section"]
+            n = len(d["nodes"])
+            for k, nd in enumerate(d["nodes"]):
+                last = k == n - 1
+                out.append(dict(name=nd, node="ancf2d_node", body="ancf2d_beam", q=d["q"][k],
+                                v=np.zeros(4),
+                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
+                                            length=0.0 if last else d["length"])))
+        return out
+
+    def _beam_forces(self):
+        return {"ancf_load": [dict(x) for x in self._node_loads]}
