@@ -112,11 +112,11 @@ def test_large_program_is_refused_and_auto_falls_back(monkeypatch):
     """A written-out program above MAX_OPS scalar operations is refused (XLA's compiler
     recurses over a program's depth and overflowed its stack on one of 1.5e5 operations):
     "elementwise" raises naming MAX_OPS; "auto" warns once, naming the reason, runs vmap,
-    and batch_vectorization then answers "vmap". (MAX_OPS lowered here to 2000, below the
+    and batch_vectorization then answers "vmap". (MAX_OPS lowered here to 200, below the
     double pendulum's step, so that the test is quick.)"""
     import warnings
     from jaxmbs.experimental.elementwise import _interp
-    monkeypatch.setattr(_interp, "MAX_OPS", 2000)
+    monkeypatch.setattr(_interp, "MAX_OPS", 200)
     monkeypatch.setattr(S, "_WARNED", set())
     monkeypatch.setattr(S, "_EW_REFUSED", {})
     mech, params, q0, v0 = double_pendulum()

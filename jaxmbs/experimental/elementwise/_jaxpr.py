@@ -29,7 +29,7 @@ try:  # jax >= 0.4.30 exports the jaxpr types here
 except (ImportError, AttributeError):  # pragma: no cover
     from jax import core as _core
 
-__all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed",
+__all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed", "live_eqns",
            "callee", "scan_layout", "cond_parts", "linear_solve_parts", "support", "JAX_VERSION"]
 
 JAX_VERSION = jax.__version__
@@ -52,6 +52,17 @@ def is_literal(v) -> bool:
 
 def literal_value(v):
     return v.val
+
+
+def live_eqns(jaxpr) -> list:
+    """The equations whose results reach an output (or that have effects), in order."""
+    live = {v for v in jaxpr.outvars if not is_literal(v)}
+    keep = []
+    for eqn in reversed(jaxpr.eqns):
+        if getattr(eqn, "effects", None) or any(v in live for v in eqn.outvars):
+            keep.append(eqn)
+            live.update(v for v in eqn.invars if not is_literal(v))
+    return keep[::-1]
 
 
 def closed(sub):
