@@ -206,14 +206,16 @@ def _probe(p, x):
 @functools.lru_cache(maxsize=None)
 def support() -> str:
     """'' when the element-wise path can read this jax's jaxprs, else why not (one
-    sentence). Decided once per process by interpreting `_probe` (tracing only: nothing
-    is compiled)."""
+    sentence). Decided once per process by interpreting `_probe` with both interpreters
+    (tracing only: nothing is compiled)."""
     import jax.numpy as jnp
 
     from ._interp import elementwise_vmap
+    from ._minor import minor_vmap
     try:
-        jax.eval_shape(elementwise_vmap(_probe), jax.ShapeDtypeStruct((3, 2), jnp.float32),
-                       jax.ShapeDtypeStruct((3, 3), jnp.float32))
+        for vectorise in (elementwise_vmap, minor_vmap):
+            jax.eval_shape(vectorise(_probe), jax.ShapeDtypeStruct((3, 2), jnp.float32),
+                           jax.ShapeDtypeStruct((3, 3), jnp.float32))
     except Exception as e:  # noqa: BLE001 (any failure: this jax is not supported)
         msg = str(e).split("\n")[0]
         return (f"the element-wise path does not support jax {JAX_VERSION} "
