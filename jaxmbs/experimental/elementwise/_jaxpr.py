@@ -194,8 +194,13 @@ def _probe(p, x):
     y = jax.jit(lambda a, b: a @ b)(A, x) + jax.nn.softplus(x) + cube(x)
     z = jnp.zeros(4).at[jnp.array([0, 2, 2])].add(y)
     w = lax.cond(y[0] > 0.0, lambda v: v * 2.0, lambda v: -v, z)
-    s, ys = lax.scan(lambda c, k: (c * 0.5 + p[1] * k, c[0]), y, jnp.arange(3.0))
-    s2, _ = lax.scan(lambda c, k: (c * 0.5 + k * p[1], None), s, jnp.arange(12.0))
+    # (scans with unequal numbers of constants, carried values and scanned inputs, so a
+    # misread split cannot pass unnoticed)
+    dt = x.dtype
+    s, ys = lax.scan(lambda c, k: ((c[0] * 0.5 + p[1] * k[0], c[1] + k[1]), c[0][0]),
+                     (y, p[0]), (jnp.arange(3, dtype=dt), jnp.ones(3, dt)))
+    s2, _ = lax.scan(lambda c, k: (c * 0.5 + k * p[1] + A[0, 0], None), s[0] + s[1],
+                     jnp.arange(12, dtype=dt))
     L = jnp.linalg.cholesky(A)
     sol = jax.scipy.linalg.cho_solve((L, True), s2)
     d = jnp.diagonal(A)
