@@ -342,16 +342,18 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
 
     vectorize: how the batch is vectorised; the results agree to round-off.
       "vmap": `jax.vmap` of `simulate` (batch-major arrays).
-      "elementwise": `jaxmbs.elementwise_vmap` of one fixed step: every scalar of the
-        mechanism becomes a contiguous batch vector, structural zeros are folded away.
-        Fixed-step integrators only; 3-10x the vmap throughput for small mechanisms on
-        CPU (BENCHMARKS.md), but the program grows with the number of scalar operations
-        (refused above `jaxmbs.elementwise.MAX_OPS`). Raises NotImplementedError where
-        it cannot be written out (see `jaxmbs.experimental.elementwise.support()`).
-      "auto" (default): "elementwise" on the CPU backend when it applies, the mechanism has
-        at most EW_MAX_COORDS coordinates and takes the dense saddle solve, and the batch has
-        at least EW_MIN_BATCH members (per device when sharded); else "vmap"
-        (`batch_vectorization` says which). When a mechanism qualifies but the element-wise
+      "elementwise": the batch-minor path, fixed-step integrators only. Every value of
+        one member's fixed step gets the batch as its last, contiguous axis: mechanisms of
+        up to EW_MAX_COORDS coordinates with a dense saddle solve are written out scalar by
+        scalar (`jaxmbs.elementwise_vmap`: structural zeros folded away; refused above
+        `jaxmbs.elementwise.MAX_OPS` operations), larger ones and banded chains keep their
+        arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
+        with the number of bodies); batches above EW_TILE members run tile by tile.
+        3-10x the vmap throughput on CPU (BENCHMARKS.md). Raises NotImplementedError where
+        the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
+      "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
+        batches of at least EW_MIN_BATCH members (per device when sharded); else "vmap"
+        (`batch_vectorization` says which). When a mechanism qualifies but its batch-minor
         program cannot be written (this jax's jaxprs cannot be read, MAX_OPS, a primitive
         it cannot write out), auto runs vmap and warns once, naming the reason.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
