@@ -613,7 +613,9 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
     if state_axis is None:  # shared initial state: one row per member of the params batch
         q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
         v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
-    if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape:
+    # (q and v may differ in length: spatial bodies carry a quaternion in q, an angular
+    # velocity in v; the core checks v's length)
+    if q0.ndim != 2 or q0.shape[-1] != n or v0.ndim != 2 or v0.shape[0] != q0.shape[0]:
         raise ValueError(f"q0 and v0 must have shape (batch, {n}) for this mechanism "
                          f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
     if ctrl_arr is not None:
