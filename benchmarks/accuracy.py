@@ -9,7 +9,7 @@
     options: --all-threads (let XLA use every core; default one thread, see below),
              --out FILE, --json FILE
 
-Problems (REFERENCES.md), each built from jaxmbs's own bodies, joints and forces:
+Problems (docs/reference_problems.md), each built from jaxmbs's own bodies, joints and forces:
 
 1. Andrews' squeezing mechanism (examples/andrews_squeezer.py) vs the Test Set's
    published q(0.03) and the independent reference tests/reference/andrews.py;
@@ -23,6 +23,8 @@ Problems (REFERENCES.md), each built from jaxmbs's own bodies, joints and forces
    reference closed_forms.fourbar_solve.
 5. Car axis (examples/car_axis.py) vs tests/reference/car_axis.py and the Test Set.
 6. Convergence order of the fixed-step integrators on a closed-loop four-bar.
+7. Spatial problems: the spatial slider-crank, Bricard's linkage, the tennis racket, the
+   heavy top and the double-wishbone suspension against tests/reference/spatial.py.
 
 Timing: by default XLA runs single-threaded (XLA_FLAGS
 "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1", unless XLA_FLAGS is
@@ -366,6 +368,129 @@ def convergence():
 
 
 # ---------------------------------------------------------------------------- report
+# ------------------------------------------------------------------------- spatial
+def _spatial_imports():
+    for p in (os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests")):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    from reference import spatial as ref
+    return ref
+
+
+def spatial_slider_crank():
+    ref = _spatial_imports()
+    import spatial_slider_crank as ex
+    from jaxmbs.spatial.geometry import mv, quat_to_R
+    t0 = time.perf_counter()
+    mech, params, traj, _ = ex.run(5.0, 2.5e-4)
+    wall = time.perf_counter() - t0
+    t, q = np.asarray(traj.t), np.asarray(traj.q)
+    R = ref.spatial_slider_crank(t)
+
+    def pts(body, s):
+        i = mech.coordinate_index(f"{body}.x")
+        return np.asarray(q[:, i:i + 3] + mv(jax.vmap(quat_to_R)(q[:, i + 3:i + 7]), np.asarray(s, float)))
+    err = max(np.max(np.abs(pts("crank", [0, 0, ex.L_CRANK]) - R["B"])),
+              np.max(np.abs(pts("slider", [0, 0, 0]) - R["C"])),
+              np.max(np.abs(pts("rod", [ex.L_ROD / 2, 0, 0]) - R["rod_cg"])))
+    drift = float(traj.energy_drift())
+    cd = float(np.max(np.asarray(traj.constraint_error)))
+    return dict(problem="Spatial slider-crank (IFToMM), free, 5 s", integrator="RK4(dt=2.5e-4) + Projection()",
+                solver="SchurCholesky()", accuracy=f"max position error {err:.1e} m (B, C, rod CG) vs 1-DOF Lagrange reference",
+                constraint_drift=cd, energy_drift=drift, wall_s=wall,
+                target="positions to 1e-8 m, energy drift < 1e-9", status=int(traj.status),
+                **{"pass": bool(err < 1e-8 and drift < 1e-9 and int(traj.status) == 0)})
+
+
+def bricard():
+    ref = _spatial_imports()
+    import bricard as ex
+    t0 = time.perf_counter()
+    mech, params, rep, traj = ex.run(10.0, 5e-4)
+    wall = time.perf_counter() - t0
+    t = np.asarray(traj.t)
+    P3 = ex.p3(mech, np.asarray(traj.q))
+    R = ref.bricard(t)
+    err = float(np.max(np.abs(P3 - R["P3"])))
+    drift = float(traj.energy_drift())
+    ok = rep["dof"] == 1 and len(rep["redundant"]) == 1 and int(traj.status) == 0
+    return dict(problem="Bricard's overconstrained linkage, 10 s", integrator="RK4(dt=5e-4) + Projection()",
+                solver=f"SchurCholesky(regularization={ex.SOLVER.regularization:g}, refine={ex.SOLVER.refine})",
+                accuracy=f"dof {rep['dof']} (Grubler 0), redundant row {', '.join(rep['redundant'])}; P3 error {err:.1e} m vs Kane reference",
+                constraint_drift=float(np.max(np.asarray(traj.constraint_error))), energy_drift=drift,
+                wall_s=wall, target="no failed status, P3 to 1e-7 m, energy drift < 1e-9",
+                **{"pass": bool(ok and err < 1e-7 and drift < 1e-9)})
+
+
+def tennis_racket():
+    ref = _spatial_imports()
+    import tennis_racket as ex
+    t0 = time.perf_counter()
+    mech, traj, t, w, L = ex.run(10.0, 1e-3)
+    wall = time.perf_counter() - t0
+    R = ref.tennis_racket(t)
+    flips = np.asarray(ex.sign_changes(t, w))
+    ferr = float(np.max(np.abs(flips - R["omega_y_sign_changes"])))
+    werr = float(np.max(np.abs(w - R["omega_body"])))
+    drift = float(traj.energy_drift())
+    mom = float(np.max(np.linalg.norm(L - L[0], axis=1)) / np.linalg.norm(L[0]))
+    return dict(problem="Tennis racket (intermediate-axis flip), 10 s", integrator="RK4(dt=1e-3)",
+                solver="(free body)", accuracy=f"omega error {werr:.1e} rad/s, flip times error {ferr:.1e} s vs Euler's equations / elliptic closed form; angular momentum drift {mom:.1e}",
+                constraint_drift=0.0, energy_drift=drift, wall_s=wall,
+                target="energy and momentum drift < 1e-9",
+                **{"pass": bool(drift < 1e-9 and mom < 1e-9)})
+
+
+def heavy_top():
+    ref = _spatial_imports()
+    import top as ex
+    t0 = time.perf_counter()
+    mech, traj = ex.run(2.0, 2.5e-4)
+    wall = time.perf_counter() - t0
+    t, q = np.asarray(traj.t), np.asarray(traj.q)
+    theta, prec = ex.axis_angles(q)
+    tmax, vmax = ex.extremes(t, theta, 1)
+    R = ref.heavy_top()
+    bound = float(max(abs(theta[0] - R["theta_min"]), np.max(np.abs(vmax - R["theta_max"]))))
+    perr = float(abs(np.mean(np.diff(tmax)) - R["nutation_period"]))
+    drift = float(traj.energy_drift())
+    return dict(problem="Heavy symmetric top on a ball joint, 2 s", integrator="RK4(dt=2.5e-4) + Projection()",
+                solver="SchurCholesky()", accuracy=f"nutation bounds error {bound:.1e} rad, period error {perr:.1e} s, precession at 2 s error {abs(prec[-1] - R['precession_angle_t2']):.1e} rad vs closed form",
+                constraint_drift=float(np.max(np.asarray(traj.constraint_error))), energy_drift=drift,
+                wall_s=wall, target="nutation bounds to 1e-8 rad, energy drift < 1e-9",
+                **{"pass": bool(bound < 1e-8 and drift < 1e-9)})
+
+
+def double_wishbone():
+    ref = _spatial_imports()
+    import double_wishbone as ex
+    t0 = time.perf_counter()
+    data = ex.load()
+    mech, params, q0, v0 = ex.build(data)
+    travel = jnp.linspace(-0.08, 0.08, 33)
+    spindle0 = np.asarray(data["spindle_axis"], float)
+    hp = ex.draws(data, 8, jax.random.PRNGKey(3))
+    P = jax.vmap(lambda h: ex.params_for(mech, params, h))(hp)
+    cam, toe, st = jax.jit(jax.vmap(lambda p: ex.sweep(mech, p, q0, travel, spindle0)))(P)
+    wall = time.perf_counter() - t0
+    err = 0.0
+    for k in range(8):
+        R = ref.double_wishbone({n: np.asarray(v[k]) for n, v in hp.items()}, np.asarray(travel),
+                                spindle_axis=spindle0)
+        err = max(err, float(np.max(np.abs(cam[k] - R["camber"]))), float(np.max(np.abs(toe[k] - R["toe"]))))
+    ok = bool(np.all(np.asarray(st) == 0))
+    return dict(problem="Double-wishbone suspension kinematics, +-80 mm, 8 perturbed hardpoint sets",
+                integrator="none (kinematics, vmapped)", solver="Newton per travel point",
+                accuracy=f"camber / toe error {err:.1e} rad vs minimal-coordinate reference",
+                constraint_drift=None, energy_drift=None, wall_s=wall,
+                target="camber and toe to 1e-10 rad", **{"pass": bool(ok and err < 1e-10)})
+
+
+SPATIAL = (("spatial_slider_crank", spatial_slider_crank), ("bricard", bricard),
+           ("tennis_racket", tennis_racket), ("heavy_top", heavy_top),
+           ("double_wishbone", double_wishbone))
+
+
 def _load(x):
     return "n/a" if not x else ", ".join(f"{v:.1f}" for v in x)
 
@@ -393,7 +518,7 @@ def markdown(res, quick):
           "NumPy/SciPy solutions in `tests/reference/`.", "",
           "| problem | integrator, settings | accuracy | constraint drift | energy drift | wall | target | ok |",
           "|---|---|---|---|---|---|---|---|"]
-    for key in ("andrews", "slider_crank", "pendulum", "four_bar_2", "four_bar_40", "car_axis"):
+    for key in ("andrews", "slider_crank", "pendulum", "four_bar_2", "four_bar_40", "car_axis") + tuple(k for k, _ in SPATIAL):
         r = res["problems"].get(key)
         if r is None:
             continue
@@ -497,6 +622,21 @@ def markdown(res, quick):
                      f"{', '.join(f'{e:.1e}' for e in x['errors'])} | {x['slope']:.2f} | "
                      f"{'yes' if x['pass'] else '**NO**'} |")
         L += [""]
+    if any(k in res["problems"] for k, _ in SPATIAL):
+        L += ["## 7. Spatial (3D) problems", "",
+              "Each example of `examples/` (spatial_slider_crank, bricard, tennis_racket, top, "
+              "double_wishbone) against its independent NumPy/SciPy solution in "
+              "`tests/reference/spatial.py` (minimal coordinates with Lagrange's or Kane's "
+              "equations, Euler's equations with the Jacobi-elliptic closed form, the Lagrange "
+              "top's closed forms, minimal-coordinate suspension kinematics); the same checks run "
+              "in `tests/test_spatial_references.py`. Energy drift: max |E - E0| / max(|E0|, max T).", ""]
+        for k, _ in SPATIAL:
+            r = res["problems"].get(k)
+            if r:
+                L.append(f"- **{r['problem']}**: {r['accuracy']}; {r['integrator']}, {r['solver']}; "
+                         f"energy drift {_e(r['energy_drift'])}, constraint drift "
+                         f"{_e(r['constraint_drift'])}, wall {r['wall_s']:.1f} s (with compilation).")
+        L += [""]
     L += [f"Total run time {res['total_wall_s']:.0f} s; load average of the (shared) machine at the "
           f"start {_load(m.get('loadavg_start'))}, at the end {_load(res.get('loadavg_end'))} "
           "(2 CPUs: a load above 2 means other processes competed for the cores, and wall times "
@@ -504,7 +644,32 @@ def markdown(res, quick):
           "Reproduce: `python benchmarks/accuracy.py` (1.5–12 minutes on the 2-core machine, depending "
           "on its load); the same checks run as tests in `tests/test_validation.py` "
           "(`pytest -m slow` for the long ones).", ""]
+    L += faults_section()
     return "\n".join(L)
+
+
+FAULTS_HEADING = "## 8. Fault injection (tests/test_faults.py)"
+
+
+def faults_section(path=None):
+    """Section 8 from benchmarks/results/faults.json (written by
+    `python benchmarks/faults_tally.py`, or by any run of tests/test_faults.py with
+    JAXMBS_FAULTS_TALLY=<that path>)."""
+    path = path or os.path.join(ROOT, "benchmarks", "results", "faults.json")
+    if not os.path.exists(path):
+        return []
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    import faults_tally
+    with open(path) as fh:
+        tally = json.load(fh)
+    return [FAULTS_HEADING, "",
+            "Every builder method and analysis entry point fed wrong types, shapes, NaN, inf, zero "
+            "and negative values, unknown names and inconsistent states; 1 % poisoned batch members; "
+            "`run_batch` killed (SIGKILL) at random points and resumed. Counted only where the case's "
+            "test passed. Data lost: 0 (every resumed run is compared bit for bit). Reproduce: "
+            "`python benchmarks/faults_tally.py [--slow]` (tally in `benchmarks/results/faults.json`; "
+            "`--write-md` replaces this section).", "",
+            faults_tally.markdown(tally), ""]
 
 
 def main(argv=None):
@@ -524,6 +689,7 @@ def main(argv=None):
     if not a.quick:
         steps.append(("four_bar_40", lambda: four_bar(40)))
     steps.append(("pendulum", lambda: pendulum(200.0 if a.quick else 2000.0)))
+    steps += list(SPATIAL)
     for key, fn in steps:
         print(f"[accuracy] {key} ...", flush=True)
         P[key] = fn()

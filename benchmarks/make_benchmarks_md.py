@@ -558,6 +558,121 @@ def envs_section(results_dir):
     return L + [""]
 
 
+def spatial_section(results_dir):
+    """Spatial slider-crank against MuJoCo (``python benchmarks/spatial.py``): the CPU run
+    (results/spatial.json) and accelerator runs (results/spatial_*.json, which carry a
+    ``device_note``)."""
+    L = ["## Spatial slider-crank against MuJoCo", ""]
+    files = [os.path.join(results_dir, "spatial.json")] + sorted(
+        f for f in glob.glob(os.path.join(results_dir, "spatial_*.json")))
+    runs = [(f, _load(f)) for f in files]
+    runs = [(f, R) for f, R in runs if R]
+    if not runs:
+        return L + ["No `results/spatial.json` yet: run `python benchmarks/spatial.py`.", ""]
+    L += ["IFToMM spatial slider-crank (3 bodies, 21 coordinates, 18 velocity coordinates, 17 rows), "
+          "free, RK4, dt = 1 ms, float64, same batch of identical members on both sides; jaxmbs "
+          "timed as the README calls it (`simulate_batch(..., mesh=jaxmbs.batch_mesh())`, one XLA "
+          "device per core on a CPU), second call; MuJoCo `rollout` on all cores, loop closed by a "
+          "`connect` equality. Errors against the independent 1-DOF reference "
+          "(tests/reference/spatial.py) at t = 0.4 s and 1 s.", ""]
+    for f, R in runs:
+        m = R.get("machine", {})
+        where = R.get("device_note") or "jaxmbs and MuJoCo on the CPU cores of this machine"
+        L += [f"`{os.path.basename(f)}`: {where}. Command: `{R.get('command')}` ({R.get('total_s', 0):.0f} s); "
+              f"{m.get('cpu_count')} cores, Python {m.get('python')}, load average at the start "
+              f"{', '.join(f'{x:.1f}' for x in m.get('load', []))}.", "",
+              "| simulator | setting | path | steps/s | vs MuJoCo (stiff) | crank error 0.4 s / 1 s (rad) | slider error 0.4 s / 1 s (m) | loop closure | compile |",
+              "|---|---|---|---|---|---|---|---|---|"]
+        mjt = R["mujoco"]["tight"]["throughput"]["steps_per_s"]
+        for r in R["jaxmbs"]:
+            L.append(f"| jaxmbs {r.get('jax', '')} | {r['stabilizer']} | {r['path']} ({r['devices']} dev) | "
+                     f"{g(r['steps_per_s'])} | **{r['steps_per_s'] / mjt:.2f}x** | "
+                     f"{e(r['crank_angle_error']['0.4'])} / {e(r['crank_angle_error']['1.0'])} | "
+                     f"{e(r['slider_x_error']['0.4'])} / {e(r['slider_x_error']['1.0'])} | "
+                     f"{e(r['max_constraint_error'])} | {r['compile_s']:.1f} s |")
+        for s_, d in R["mujoco"].items():
+            a, t = d["accuracy"], d["throughput"]
+            L.append(f"| MuJoCo | {s_} (solref {a['solref']}) | rollout ({t['nthread']} threads) | "
+                     f"{g(t['steps_per_s'])} | {t['steps_per_s'] / mjt:.2f}x | "
+                     f"{e(a['crank_angle_error']['0.4'])} / {e(a['crank_angle_error']['1.0'])} | "
+                     f"{e(a['slider_x_error']['0.4'])} / {e(a['slider_x_error']['1.0'])} | "
+                     f"{e(a['max_loop_gap'])} m | - |")
+        L.append("")
+    G = _load(os.path.join(results_dir, "accel_spatial_h200.json"))
+    if G:
+        L += ["Spatial slider-crank on the accelerator alone (`python benchmarks/gpu_spatial.py "
+              "--batches 4096 65536 --steps 200`, NVIDIA H200, jax 0.11.2): one member against the "
+              "reference over 1 s at dt = 2.5e-4 s: crank pin error "
+              f"{e(G['correctness']['max_error_B'])} m, slider {e(G['correctness']['max_error_C'])} m, "
+              f"quaternion norm {e(G['correctness']['quaternion_norm_error'])}, energy drift "
+              f"{e(G['correctness']['energy_drift'])}; batch of 64 vs single runs "
+              f"{e(G['correctness']['batch_vs_single_max_diff'])}.", "",
+              "| batch | dtype | stabiliser | steps/s | compile |", "|---|---|---|---|---|"]
+        for r in G["throughput"]:
+            L.append(f"| {r['batch']} | {r['dtype']} | {r['stabilizer']} | {g(r['steps_per_s'])} | {r['compile_s']:.1f} s |")
+        L.append("")
+    return L
+
+
+def core_ab_section(results_dir):
+    """Planar throughput of the family core against the planar-only core before it (84080f7),
+    the same harness in one device call (results/accel_ab_core_*_{main,base}.json)."""
+    A = _load(os.path.join(results_dir, "accel_ab_core_h200_main.json"))
+    B = _load(os.path.join(results_dir, "accel_ab_core_h200_base.json"))
+    if not (A and B):
+        return []
+    L = ["## Family core against the planar-only core (accelerator, same call)", "",
+         "`python benchmarks/gpu.py --cases double_pendulum slider_crank --batches 65536 1048576 "
+         "--dtypes float64 --vectorize vmap`, run twice in one device call on an NVIDIA H200 "
+         "(jax 0.11.2): once on this checkout, once with the package of 84080f7 (the last commit "
+         "before the family core) on PYTHONPATH. The CPU A/B is `benchmarks/ab_core.py`.", "",
+         "| case | batch | family core steps/s | planar core steps/s | ratio |", "|---|---|---|---|---|"]
+    base = {(p["case"], p["batch"]): p for p in B["points"]}
+    for p in A["points"]:
+        b = base.get((p["case"], p["batch"]))
+        if b:
+            L.append(f"| {p['case']} | {p['batch']} | {g(p['steps_per_s'])} | {g(b['steps_per_s'])} | "
+                     f"{p['steps_per_s'] / b['steps_per_s']:.3f} |")
+    return L + [""]
+
+
+def import_section(results_dir):
+    """Shipped MJCF / URDF models in jaxmbs and MuJoCo (``examples/import_mujoco.py``)."""
+    L = ["## Imported models against MuJoCo", ""]
+    R = _load(os.path.join(results_dir, "import_mujoco.json"))
+    if not R:
+        return L + ["No `results/import_mujoco.json` yet: run `python examples/import_mujoco.py "
+                    "--save benchmarks/results/import_mujoco.json`.", ""]
+    m = R.get("machine", {})
+    L += [f"Command: `{R.get('command')}` ({R.get('total_s', 0):.0f} s, with compilation); "
+          f"{m.get('cpu_count')} cores, jax {m.get('jax')}, mujoco {m.get('mujoco')}, run "
+          f"{m.get('date')}, load average at the end {', '.join(f'{x:.1f}' for x in m.get('load', []))}. "
+          "Each shipped file imported with `jaxmbs.from_mjcf` / `from_urdf` and run by "
+          "`jaxmbs.compare_with_mujoco`: both simulators RK4 with the same dt from the same "
+          "state, zero controls, float64. jaxmbs: exact constraints (projection after every "
+          "step); MuJoCo: joint coordinates, loops closed by its soft `connect` equalities with "
+          "the files' settings (MuJoCo's defaults). Position / orientation difference: the "
+          "largest over the bodies and the saved samples (on the loop models it is MuJoCo's "
+          "loop opening seen on the bodies). Loop closure: the largest distance between the two "
+          "points of a `connect`. Energy drift: max |E - E0| / max(|E0|, 1 J) of the mechanical "
+          "energy (dampers and MuJoCo's soft constraints change it); energy balance: the same for "
+          "jaxmbs's E minus the work of its non-conservative forces, which the exact solution "
+          "keeps constant. Figures (`compare_with_mujoco(..., plot=...)`): "
+          "examples/figures/import_four_bar.png, import_delta_robot.png.", "",
+          "| model | bodies | t1, dt | position diff. (m) | orientation diff. (rad) | loop closure jaxmbs (m) | loop closure MuJoCo (m) | energy drift jaxmbs / MuJoCo | energy balance jaxmbs | not mapped (off in MuJoCo) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in R.get("results", {}).items():
+        um = "; ".join(r.get("unmapped", [])) or "-"
+        if r.get("mujoco_disabled"):
+            um += f" ({', '.join(r['mujoco_disabled'])} off)"
+        L.append(f"| `{r['file']}` | {r['bodies']} | {r['t1']:g} s, {r['dt']:g} s | "
+                 f"{e(r['max_position_difference'])} | {e(r['max_orientation_difference'])} | "
+                 f"{e(r['loop_gap_jaxmbs'])} | {e(r['loop_gap_mujoco'])} | "
+                 f"{e(r['energy_drift_jaxmbs'])} / {e(r['energy_drift_mujoco'])} | "
+                 f"{e(r.get('energy_balance_drift_jaxmbs'))} | {um} |")
+    return L + [""]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
@@ -586,6 +701,9 @@ def main(argv=None):
     L += gpu_section()
     L += gradients_section(args.results)
     L += envs_section(args.results)
+    L += spatial_section(args.results)
+    L += core_ab_section(args.results)
+    L += import_section(args.results)
     L += ["## Method", "",
           "See the docstring of `benchmarks/throughput.py`: the cases and baselines are in "
           "`benchmarks/baselines/` (cases.py, mujoco_models.py, numpy_kkt.py, reference.py), the "

@@ -1,7 +1,7 @@
 """Andrews' squeezing mechanism (seven-body mechanism), forward dynamics to t = 0.03 s.
 
 Hairer & Wanner, *Solving ODEs II*, Sec. VII.7; Test Set for IVP Solvers, problem
-"andrews"; IFToMM benchmark A03.  Model data: REFERENCES.md Sec. 1 (SI units).
+"andrews"; IFToMM benchmark A03.  Model data: docs/reference_problems.md §1 (SI units).
 
 The model is built from jaxmbs's own elements only: 7 rigid bodies in absolute
 coordinates (x, y, theta) each, 10 revolute joints (the three pivots O, B, A(x2) to the
@@ -176,10 +176,13 @@ def run(rtol=1e-12, atol=1e-14, h0=1e-6, max_steps=4000, t1=T_END, repeat=True):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rtol", type=float, default=1e-12)
-    ap.add_argument("--atol", type=float, default=1e-14)
-    ap.add_argument("--max-steps", type=int, default=4000)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--rtol", type=float, default=1e-12,
+                    help="relative tolerance of DormandPrince5 (default 1e-12)")
+    ap.add_argument("--atol", type=float, default=1e-14,
+                    help="absolute tolerance of DormandPrince5 (default 1e-14)")
+    ap.add_argument("--max-steps", type=int, default=4000,
+                    help="step budget of the adaptive integrator (default 4000)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     a = ap.parse_args(argv)
 

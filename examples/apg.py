@@ -4,8 +4,11 @@ compared with PPO on the same task for sample efficiency.
 APG: a deterministic MLP policy a = tanh(mlp(obs)); the loss is minus the return of whole
 episodes (`--horizon` steps of `envs.make(env, differentiable=True)`), differentiated
 by reverse mode straight through the constrained dynamics (RK4 + projection onto the
-closed loop) and optimised with Adam. PPO: examples/ppo.py with the same step budget.
-Both are evaluated with the same deterministic 256-episode evaluation.
+closed loop) and optimised with Adam. PPO: examples/ppo.py with its own step budget
+(--ppo-steps). Both are evaluated with the same deterministic 256-episode evaluation
+(the *evaluation return*); the progress lines give each method's *training return*
+(APG: the deterministic policy's mean return over the update's --horizon-step episodes;
+PPO: the stochastic policy's episodes that ended in the update's rollout).
 
     python examples/apg.py --plot apg_vs_ppo.png
     python examples/apg.py --json      # last line: {"apg": {...}, "ppo": {...}}
@@ -82,8 +85,8 @@ def train_apg(env_name="five_bar", total_steps=200_000, num_envs=32, horizon=100
         p, opt_state, ret = update(p, opt_state, k)
         curve.append(((i + 1) * num_envs * horizon, float(ret)))
         if log and (i % max(1, n_updates // 10) == 0 or i == n_updates - 1):
-            log(f"APG update {i + 1}/{n_updates}  steps {curve[-1][0]}  mean return {ret:.2f}"
-                f"  ({time.perf_counter() - t0:.0f} s)")
+            log(f"APG update {i + 1}/{n_updates}  steps {curve[-1][0]}  training return {ret:.2f}"
+                f" (deterministic policy, {horizon}-step episodes)  ({time.perf_counter() - t0:.0f} s)")
     eval_env = envs.make(env_name)
     final = ppo.evaluate(eval_env, agent, p, jax.random.key(seed + 1000), eval_episodes)
     return dict(method="apg", env=env_name, total_steps=n_updates * num_envs * horizon, final_mean_return=final,
@@ -99,17 +102,26 @@ def first_reaching(curve, threshold):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--env", default="five_bar")
-    ap.add_argument("--apg-steps", type=int, default=200_000)
-    ap.add_argument("--ppo-steps", type=int, default=1_000_000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--plot", default=None)
-    ap.add_argument("--json", action="store_true")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--env", default="five_bar",
+                    help="a task with continuous actions from jaxmbs.envs (default five_bar)")
+    ap.add_argument("--apg-steps", type=int, default=200_000,
+                    help="environment steps of APG training (default 200,000)")
+    ap.add_argument("--ppo-steps", type=int, default=1_000_000,
+                    help="environment steps of PPO training (default 1,000,000)")
+    ap.add_argument("--horizon", type=int, default=100,
+                    help="APG episode length in steps, backpropagated through (default 100)")
+    ap.add_argument("--num-envs", type=int, default=32,
+                    help="APG episodes per update (default 32)")
+    ap.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    ap.add_argument("--plot", metavar="PATH", default=None,
+                    help="write the two learning curves (training returns) to this PNG")
+    ap.add_argument("--json", action="store_true", help="print one JSON object last")
     args = ap.parse_args(argv)
     log = (lambda s: print(s, file=sys.stderr)) if args.json else print
     ppo = _ppo()
-    apg = train_apg(args.env, args.apg_steps, seed=args.seed, log=log)
+    apg = train_apg(args.env, args.apg_steps, num_envs=args.num_envs, horizon=args.horizon,
+                    seed=args.seed, log=log)
     ppo_out, _ = ppo.train(args.env, args.seed, log=log, total_steps=args.ppo_steps)
     thr = ppo.THRESHOLDS.get(args.env)
     out = {"apg": {k: v for k, v in apg.items() if k != "curve"},
@@ -121,11 +133,11 @@ def main(argv=None):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
         plt.figure(figsize=(5.5, 3.4))
-        for name, c in (("APG (through the dynamics)", apg["curve"]), ("PPO", ppo_out["curve"])):
+        for name, c in (("APG (through the dynamics)", apg["curve"]), ("PPO (stochastic policy)", ppo_out["curve"])):
             c = np.array(c)
             plt.plot(c[:, 0], c[:, 1], label=name)
         plt.axhline(thr, color="k", ls="--", lw=0.8, label="threshold")
-        plt.xscale("log"), plt.xlabel("environment steps"), plt.ylabel("mean episode return")
+        plt.xscale("log"), plt.xlabel("environment steps"), plt.ylabel("training return")
         plt.title(f"{args.env}: sample efficiency"), plt.legend(), plt.tight_layout()
         plt.savefig(args.plot, dpi=120)
     if args.json:

@@ -20,7 +20,7 @@ the saved samples after the first bump with zero tire force), max_heave (m, spru
 travel about its start), energy_drift (relative drift of T + V - work of dampers,
 friction and drivers; it checks the bookkeeping), static_tire_force (N), seconds.
 
-    python examples/bumpy_road.py [--t1 3] [--speeds 5,10,15,20,25,30] [--json] [--out fig.png]
+    python examples/bumpy_road.py [--t1 3] [--speeds 5,10,15,20,25,30] [--json] [--plot fig.png]
 """
 from __future__ import annotations
 
@@ -151,18 +151,19 @@ def plot(path, mech, params, speeds, tr, tire, out):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--t1", type=float, default=3.0, help="end time, s")
     ap.add_argument("--dt", type=float, default=2e-4, help="RK4 step, s")
     ap.add_argument("--speeds", default="5,10,15,20,25,30", help="comma-separated speeds, m/s")
     ap.add_argument("--json", action="store_true", help="print a one-line JSON summary")
-    ap.add_argument("--out", default=None, help="write the figure to this file (png)")
+    ap.add_argument("--plot", metavar="PATH", help="write the figure to this file (png)")
+    ap.add_argument("--out", dest="plot", help=argparse.SUPPRESS)  # the old name of --plot
     a = ap.parse_args(argv)
     speeds = [float(s) for s in a.speeds.split(",")]
     mech, params, tr, tire, seconds = run(speeds, a.t1, a.dt)
     out = summary(speeds, tr, tire, seconds)
-    if a.out:
-        plot(a.out, mech, params, speeds, tr, tire, out)
+    if a.plot:
+        plot(a.plot, mech, params, speeds, tr, tire, out)
     if a.json:
         print(json.dumps(out))
     else:

@@ -23,7 +23,7 @@ null), max_contact_force (N, over the sweep speeds below the jump speed), speeds
 min contact force per speed, seconds (wall time).
 
     python examples/cam_follower.py [--profile eccentric|spline] [--follower flat|roller]
-        [--out cam_follower.png] [--forward] [--json]
+        [--plot cam_follower.png] [--forward] [--json]
 """
 from __future__ import annotations
 
@@ -139,11 +139,14 @@ def forward_check(mech, params, q0, v0, w, theta, n_steps=2000):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--profile", default="eccentric", choices=("eccentric", "spline"))
-    ap.add_argument("--follower", default="flat", choices=("flat", "roller"))
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--profile", default="eccentric", choices=("eccentric", "spline"),
+                    help="cam profile: eccentric circle or closed C^2 spline (default eccentric)")
+    ap.add_argument("--follower", default="flat", choices=("flat", "roller"),
+                    help="follower face: flat or a 10 mm roller (default flat)")
     ap.add_argument("--speeds", default="20:200:10", help="sweep lo:hi:step in rad/s (default 20:200:10)")
-    ap.add_argument("--out", metavar="PNG", help="plot lift and contact force vs cam angle")
+    ap.add_argument("--plot", metavar="PATH", help="write a PNG of lift and contact force vs cam angle")
+    ap.add_argument("--out", dest="plot", help=argparse.SUPPRESS)  # the old name of --plot
     ap.add_argument("--forward", action="store_true", help="cross-check one speed by forward dynamics")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     args = ap.parse_args(argv)
@@ -176,9 +179,9 @@ def main(argv=None):
         print(f"forward dynamics at w = {w:.2f} rad/s: max |N_forward - N_inverse| = {err:.2e} N, "
               f"max constraint error {cerr:.1e}")
         out["forward_force_error"], out["forward_constraint_error"] = err, cerr
-    if args.out:
-        _plot(mech, params, q0, theta, wj or float(speeds[-1]), args.out, args)
-        print(f"plot written to {args.out}")
+    if args.plot:
+        _plot(mech, params, q0, theta, wj or float(speeds[-1]), args.plot, args)
+        print(f"plot written to {args.plot}")
     out["seconds"] = time.perf_counter() - t_start
     if args.json:
         print(json.dumps(out))

@@ -1,6 +1,6 @@
 """Car axis (Test Set for IVP Solvers, problem "caraxis"), forward dynamics to t = 3.
 
-REFERENCES.md Sec. 5: two point masses l = (xl, yl) and r = (xr, yr), each of mass
+docs/reference_problems.md §5: two point masses l = (xl, yl) and r = (xr, yr), each of mass
 k = M eps^2 / 2, joined by an axis of length L, with a prescribed (rheonomic) point
 B(t) = (xb, yb) = (sqrt(L^2 - yb^2), r sin(w t)); constraints xb xl + yb yl = 0 and
 |l - r| = L; springs of stiffness 1 and free length L0 from the origin to l and from B to
@@ -90,11 +90,14 @@ def run(t1=T_END, rtol=1e-11, atol=1e-13, max_steps=6000, h0=1e-4, save_dt=None)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--t1", type=float, default=T_END, help="end time (default 3)")
-    ap.add_argument("--rtol", type=float, default=1e-11)
-    ap.add_argument("--atol", type=float, default=1e-13)
-    ap.add_argument("--max-steps", type=int, default=6000)
+    ap.add_argument("--rtol", type=float, default=1e-11,
+                    help="relative tolerance of DormandPrince5 (default 1e-11)")
+    ap.add_argument("--atol", type=float, default=1e-13,
+                    help="absolute tolerance of DormandPrince5 (default 1e-13)")
+    ap.add_argument("--max-steps", type=int, default=6000,
+                    help="step budget of the adaptive integrator (default 6000)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     a = ap.parse_args(argv)
     r = run(a.t1, a.rtol, a.atol, a.max_steps)

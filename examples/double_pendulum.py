@@ -52,7 +52,7 @@ def tip(q):
 def main(argv=None):
     """Run the example; returns {'t1', 'tip': [x, y], 'energy_drift',
     'max_constraint_error'} (s, m, -, m)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--t1", type=float, default=10.0, help="end time, s (default 10)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")

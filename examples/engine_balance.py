@@ -19,7 +19,7 @@ with the Fourier coefficients A_n of the exact piston motion, computed in NumPy
 independently of the model). Also printed: the textbook formulas (first order
 m r omega^2, exact; inline-4 second order 4 m_rec r omega^2 (r/l), leading order only).
 
-    python examples/engine_balance.py [--json] [--out fig.png] [--samples 72]
+    python examples/engine_balance.py [--json] [--plot fig.png] [--samples 72]
                                       [--layouts single,inline-4,...] [--rpm 6000]
 """
 from __future__ import annotations
@@ -53,9 +53,10 @@ def analyse(name, samples, orders, rpm):
 
 def main(argv=None):
     """Run the example; returns the JSON dict (amplitudes in N and N m)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
-    ap.add_argument("--out", metavar="PATH", help="write a PNG (needs matplotlib)")
+    ap.add_argument("--plot", metavar="PATH", help="write a PNG (needs matplotlib)")
+    ap.add_argument("--out", dest="plot", help=argparse.SUPPRESS)  # the old name of --plot
     ap.add_argument("--samples", type=int, default=72, help="crank angles per revolution")
     ap.add_argument("--orders", type=int, default=6, help="harmonic orders reported")
     ap.add_argument("--rpm", type=float, default=6000.0, help="crank speed, rev/min")
@@ -106,9 +107,9 @@ def main(argv=None):
         print(f"inline-4, 2nd order: |F_y| = {tab['force_y'][1]:.4f} N vs 4 m_rec r w^2 (r/l) = {lead:.4f} N "
               f"(leading order only: ratio {tab['force_y'][1] / lead:.6f}, 1 + (r/l)^2/4 = {1 + lam ** 2 / 4:.6f})")
     out = {"layouts": out_layouts, "max_rel_error_vs_phasor": worst, "seconds": seconds}
-    if args.out:
-        _plot(results, args.out, args.rpm)
-        print(f"plot written to {args.out}")
+    if args.plot:
+        _plot(results, args.plot, args.rpm)
+        print(f"plot written to {args.plot}")
     if args.json:
         print(json.dumps(out))
     return out

@@ -126,9 +126,9 @@ def _rel(values):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--noise", type=float, default=0.01, help="relative noise (default 0.01)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="PRNG seed of the noise (default 0)")
     ap.add_argument("--max-iter", type=int, default=150, help="L-BFGS iterations (per stage)")
     ap.add_argument("--horizons", type=float, nargs="*", default=[],
                     help="optional continuation stages in s (e.g. 0.5 1 2): fit growing windows")

@@ -72,7 +72,7 @@ def build(coupler_guess=math.radians(25.0), rocker_guess=math.radians(85.0)):
 def main(argv=None):
     """Run the example; returns {'t1', 'crank_angle', 'energy_drift',
     'max_constraint_error', 'assembly_residual_before'} (s, rad, -, m, m)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--t1", type=float, default=5.0, help="end time, s (default 5)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")

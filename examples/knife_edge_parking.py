@@ -26,7 +26,7 @@ forward_displacement (m), final_heading (rad), max_constraint_error (max over th
 |Phi| and |A v - b| of every row, m/s), max_traction (N), max_steering_torque (N m),
 seconds (wall time of the simulation including compilation).
 
-    python examples/knife_edge_parking.py [--cycles 2] [--dt 1e-3] [--json] [--out fig.png]
+    python examples/knife_edge_parking.py [--cycles 2] [--dt 1e-3] [--json] [--plot fig.png]
 """
 from __future__ import annotations
 
@@ -147,17 +147,18 @@ def plot(mech, params, tr, path, summary):
 
 def main(argv=None):
     """Run the example; returns the summary dict (see the module docstring)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--cycles", type=int, default=2, help="parking cycles (default 2)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
-    ap.add_argument("--out", metavar="PATH", help="write a PNG of the path and driver efforts")
+    ap.add_argument("--plot", metavar="PATH", help="write a PNG of the path and driver efforts")
+    ap.add_argument("--out", dest="plot", help=argparse.SUPPRESS)  # the old name of --plot
     args = ap.parse_args(argv)
     if args.cycles < 1:
         raise ValueError(f"--cycles must be >= 1, got {args.cycles}")
     mech, params, tr, summary = run(args.cycles, args.dt)
-    if args.out:
-        plot(mech, params, tr, args.out, summary)
+    if args.plot:
+        plot(mech, params, tr, args.plot, summary)
     if args.json:
         print(json.dumps(summary))
     else:

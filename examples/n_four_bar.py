@@ -1,6 +1,6 @@
 """N-four-bar mechanism (IFToMM benchmark A02): N parallelogram loops in a row.
 
-REFERENCES.md Sec. 4: N+1 vertical cranks of length 1 m pinned to the ground at
+docs/reference_problems.md §4: N+1 vertical cranks of length 1 m pinned to the ground at
 x = 0, 1, ..., N and N horizontal couplers of length 1 m joining the crank tops; all
 2N+1 links uniform rods of 1 kg; g = 9.81 m/s^2 along -y.  At t = 0 the cranks are
 vertical and the top of the leftmost crank, B0 = (0, 1), moves with x' = 1 m/s.
@@ -162,11 +162,12 @@ def reference(N, t1, t_eval=None):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--n", type=int, default=2, help="number of loops N (default 2)")
     ap.add_argument("--t1", type=float, default=20.0, help="end time, s (default 20)")
     ap.add_argument("--dt", type=float, default=5e-3, help="RK4 step, s (default 5e-3)")
-    ap.add_argument("--integrator", choices=("rk4", "dopri5"), default="rk4")
+    ap.add_argument("--integrator", choices=("rk4", "dopri5"), default="rk4",
+                    help="RK4 with step --dt, or adaptive DormandPrince5 (default rk4)")
     ap.add_argument("--regularization", type=float, default=1e-12,
                     help="SchurCholesky regularization eps (default 1e-12)")
     ap.add_argument("--no-reference", action="store_true", help="skip the SciPy reference")

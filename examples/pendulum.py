@@ -1,4 +1,4 @@
-"""Simple pendulum (IFToMM benchmark A01, REFERENCES.md Sec. 3).
+"""Simple pendulum (IFToMM benchmark A01, docs/reference_problems.md §3).
 
 A point mass of 1 kg on a massless rod of length 1 m pinned to the ground at the origin,
 g = 9.81 m/s^2 along -y, released at rest with the mass at (1, 0) (rod horizontal). Built
@@ -91,7 +91,7 @@ def zero_crossings(t, x, xd):
 def main(argv=None):
     """Run the example; returns {'t': [...], 'x': [...], 'y': [...], 'energy_drift': r}
     (times in s, positions in m)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--t1", type=float, default=10.0, help="end time, s (default 10)")
     ap.add_argument("--dt", type=float, default=1e-3, help="RK4 step, s (default 1e-3)")
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")

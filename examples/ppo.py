@@ -8,8 +8,14 @@ Discrete. Truncation is treated as termination (no bootstrap), a common simplifi
     python examples/ppo.py --env cartpole_swingup --plot ppo_swingup.png
     python examples/ppo.py --env five_bar --json      # last line: {"final_mean_return": ...}
 
-THRESHOLDS: the mean episode return (deterministic policy, 256 evaluation episodes) that
-the default settings must reach with --seed 0 (asserted by the slow test).
+Defaults: --total-steps, --num-envs and --rollout default to the tuned values of the
+task in DEFAULTS (printed at the start, and in --help), else to BASE_DEFAULTS.
+
+Two returns are reported. The progress lines give the *training return*: the mean return
+of the episodes that ended during the update's rollout, with the stochastic (sampling)
+policy. The final line gives the *evaluation return*: the mean return of the
+deterministic policy over 256 fresh episodes. THRESHOLDS: the evaluation return that the
+default settings must reach with --seed 0 (asserted by the slow test).
 """
 from __future__ import annotations
 
@@ -28,10 +34,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from jaxmbs import envs  # noqa: E402
 
 THRESHOLDS = {"cartpole_swingup": 100.0, "five_bar": -12.0}
-DEFAULTS = {  # total env steps per task (a few minutes on a 2-core CPU)
+BASE_DEFAULTS = dict(total_steps=1_000_000, num_envs=64, rollout=128)
+DEFAULTS = {  # tuned per task (a few minutes on a 2-core CPU)
     "cartpole_swingup": dict(total_steps=2_000_000, num_envs=64, rollout=128),
     "five_bar": dict(total_steps=2_000_000, num_envs=64, rollout=100),
 }
+TUNED = ("total_steps", "num_envs", "rollout")
+
+
+def task_defaults(env_name) -> dict:
+    """The defaults of --total-steps, --num-envs and --rollout for this task."""
+    return {**BASE_DEFAULTS, **DEFAULTS.get(env_name, {})}
 
 
 def mlp_init(key, sizes, last_scale=1.0):
@@ -188,10 +201,18 @@ def evaluate(env, agent, p, key, episodes=256):
 
 
 def train(env_name, seed=0, log=print, **overrides):
+    """Train PPO on `env_name`; overrides: any option of the parser by its dest name
+    (total_steps, num_envs, rollout, epochs, lr, ...); None keeps the default."""
     ap = build_parser()
     cfg = ap.parse_args(["--env", env_name])
-    for k, v in {**DEFAULTS.get(env_name, {}), **overrides}.items():
+    for k, v in {**task_defaults(env_name),
+                 **{k: v for k, v in overrides.items() if v is not None}}.items():
         setattr(cfg, k, v)
+    if log:
+        log(f"PPO on {env_name}: " + ", ".join(
+            f"{k.replace('_', '-')} {getattr(cfg, k):,}" + ("" if k in overrides and overrides[k] is not None
+                                                             else " (default)")
+            for k in TUNED))
     env = envs.make(env_name)
     agent = Agent(env)
     key = jax.random.key(seed)
@@ -208,8 +229,8 @@ def train(env_name, seed=0, log=print, **overrides):
         if np.isfinite(fin).any():
             curve.append(((i + 1) * cfg.num_envs * cfg.rollout, float(np.nanmean(fin))))
         if log and (i % max(1, n_updates // 10) == 0 or i == n_updates - 1) and curve:
-            log(f"update {i + 1}/{n_updates}  steps {curve[-1][0]}  mean episode return {curve[-1][1]:.2f}"
-                f"  ({time.perf_counter() - t0:.0f} s)")
+            log(f"update {i + 1}/{n_updates}  steps {curve[-1][0]}  training return {curve[-1][1]:.2f}"
+                f" (stochastic policy, episodes ended in this rollout)  ({time.perf_counter() - t0:.0f} s)")
     final = evaluate(env, agent, p, jax.random.key(seed + 1000))
     return dict(env=env_name, seed=seed, total_steps=n_updates * cfg.num_envs * cfg.rollout,
                 final_mean_return=final, threshold=THRESHOLDS.get(env_name),
@@ -218,30 +239,41 @@ def train(env_name, seed=0, log=print, **overrides):
 
 
 def build_parser():
-    ap = argparse.ArgumentParser(description="PPO on a jaxmbs.envs environment")
-    ap.add_argument("--env", default="cartpole_swingup", choices=list(envs.ENVIRONMENTS))
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--total-steps", dest="total_steps", type=int, default=1_000_000)
-    ap.add_argument("--num-envs", dest="num_envs", type=int, default=64)
-    ap.add_argument("--rollout", type=int, default=128)
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--minibatches", type=int, default=4)
-    ap.add_argument("--lr", type=float, default=3e-4)
-    ap.add_argument("--gamma", type=float, default=0.99)
-    ap.add_argument("--lam", type=float, default=0.95)
-    ap.add_argument("--clip", type=float, default=0.2)
-    ap.add_argument("--vf-coef", dest="vf_coef", type=float, default=0.5)
-    ap.add_argument("--ent-coef", dest="ent_coef", type=float, default=0.0)
-    ap.add_argument("--plot", default=None, help="write the learning curve to this PNG")
+    tuned = "; ".join(f"{k}: {v['total_steps']:,} / {v['num_envs']} / {v['rollout']}"
+                      for k, v in DEFAULTS.items())
+    ap = argparse.ArgumentParser(
+        description=" ".join(__doc__.split("\n\n")[0].split()),
+        epilog=f"Per-task defaults of --total-steps / --num-envs / --rollout: {tuned}; other tasks: "
+               f"{BASE_DEFAULTS['total_steps']:,} / {BASE_DEFAULTS['num_envs']} / {BASE_DEFAULTS['rollout']}.")
+    ap.add_argument("--env", default="cartpole_swingup", choices=list(envs.ENVIRONMENTS),
+                    help="task (default cartpole_swingup)")
+    ap.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
+    ap.add_argument("--total-steps", dest="total_steps", type=int, default=None,
+                    help="environment steps of training (default: per task, see below)")
+    ap.add_argument("--num-envs", dest="num_envs", type=int, default=None,
+                    help="environments stepped in parallel (default: per task, see below)")
+    ap.add_argument("--rollout", type=int, default=None,
+                    help="steps per environment and update (default: per task, see below)")
+    ap.add_argument("--epochs", type=int, default=4, help="passes over each rollout (default 4)")
+    ap.add_argument("--minibatches", type=int, default=4, help="minibatches per epoch (default 4)")
+    ap.add_argument("--lr", type=float, default=3e-4,
+                    help="Adam learning rate, decayed linearly to a tenth (default 3e-4)")
+    ap.add_argument("--gamma", type=float, default=0.99, help="discount factor (default 0.99)")
+    ap.add_argument("--lam", type=float, default=0.95, help="GAE lambda (default 0.95)")
+    ap.add_argument("--clip", type=float, default=0.2, help="PPO ratio clip (default 0.2)")
+    ap.add_argument("--vf-coef", dest="vf_coef", type=float, default=0.5,
+                    help="value-loss weight (default 0.5)")
+    ap.add_argument("--ent-coef", dest="ent_coef", type=float, default=0.0,
+                    help="entropy bonus weight (default 0)")
+    ap.add_argument("--plot", metavar="PATH", default=None, help="write the learning curve to this PNG")
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
     return ap
 
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
-    explicit = {a.dest for a in build_parser()._actions if any(s in (argv or sys.argv[1:]) for s in a.option_strings)}
     over = {k: getattr(args, k) for k in ("total_steps", "num_envs", "rollout", "epochs", "minibatches", "lr",
-                                          "gamma", "lam", "clip", "vf_coef", "ent_coef") if k in explicit}
+                                          "gamma", "lam", "clip", "vf_coef", "ent_coef")}
     log = (lambda s: print(s, file=sys.stderr)) if args.json else print
     out, _ = train(args.env, args.seed, log=log, **over)
     if args.plot:
@@ -250,16 +282,16 @@ def main(argv=None):
         import matplotlib.pyplot as plt
         c = np.array(out["curve"])
         plt.figure(figsize=(5, 3.2))
-        plt.plot(c[:, 0], c[:, 1], label="PPO (training episodes)")
+        plt.plot(c[:, 0], c[:, 1], label="PPO training return (stochastic policy)")
         if out["threshold"] is not None:
             plt.axhline(out["threshold"], color="k", ls="--", lw=0.8, label="threshold")
-        plt.xlabel("environment steps"), plt.ylabel("mean episode return"), plt.title(args.env)
+        plt.xlabel("environment steps"), plt.ylabel("training return"), plt.title(args.env)
         plt.legend(), plt.tight_layout(), plt.savefig(args.plot, dpi=120)
     if args.json:
         print(json.dumps({k: v for k, v in out.items() if k != "curve"}))
     else:
-        print(f"final mean return {out['final_mean_return']:.2f} (threshold {out['threshold']}) "
-              f"after {out['total_steps']} steps in {out['train_seconds']:.0f} s")
+        print(f"evaluation return {out['final_mean_return']:.2f} (deterministic policy, 256 episodes; "
+              f"threshold {out['threshold']}) after {out['total_steps']} steps in {out['train_seconds']:.0f} s")
     return out
 
 

@@ -1,4 +1,4 @@
-"""Driven slider-crank: inverse dynamics over one crank revolution (REFERENCES.md Sec. 2).
+"""Driven slider-crank: inverse dynamics over one crank revolution (docs/reference_problems.md §2).
 
 Crank L1 = 0.15 m (M1 = 0.36 kg, J1 = 0.002727 kg m^2 about the pivot), connecting rod
 L2 = 0.30 m (uniform, M2 = 0.151104 kg, J2 = 0.0045339259 kg m^2 about the crank-pin
@@ -43,13 +43,14 @@ import numpy as np  # noqa: E402
 
 import jaxmbs  # noqa: E402
 
-# the model is the one `jaxmbs demo` uses (REFERENCES.md Sec. 2; see its docstring)
+# the model is the one `jaxmbs demo` uses (docs/reference_problems.md §2; see its docstring)
 from jaxmbs.cli import L1, L2, OMEGA  # noqa: E402
 from jaxmbs.cli import slider_crank as build  # noqa: E402
 
 
 def slider_acceleration_exact(phi, omega=OMEGA):
-    """Closed-form slider acceleration (m/s^2) at crank angle phi (rad), REFERENCES.md Sec. 2."""
+    """Closed-form slider acceleration (m/s^2) at crank angle phi (rad);
+    docs/reference_problems.md §2."""
     s, c = np.sin(phi), np.cos(phi)
     S = np.sqrt(L2**2 - L1**2 * s**2)
     return (-L1 * omega**2 * c - L1**2 * omega**2 * (c**2 - s**2) / S
@@ -59,7 +60,7 @@ def slider_acceleration_exact(phi, omega=OMEGA):
 def main(argv=None):
     """Run the example; returns the JSON dict (crank angles in deg, torque in N m,
     slider acceleration in m/s^2)."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--json", action="store_true", help="last output line is one JSON object")
     ap.add_argument("--plot", metavar="PATH", help="write a PNG (needs matplotlib)")
     args = ap.parse_args(argv)

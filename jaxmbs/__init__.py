@@ -3,7 +3,7 @@
 Build a mechanism with `Model`, then assemble, analyse and simulate it with pure
 functions that compose with `jax.jit`, `jax.vmap` and `jax.grad`.
 """
-from . import io, profiles, status
+from . import checks, io, profiles, status
 from .analysis import (
     AssemblyResult,
     InverseDynamics,
@@ -21,20 +21,24 @@ from .dynamics import Accelerations, accelerations
 from .elementwise import elementwise_vmap
 from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
 from .integrators import RK4, DormandPrince5, Euler, SemiImplicitEuler
+from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
 from .mechanism import Mechanism, Params, State
 from .io import load_model, save_model
+from .importers import MujocoImportWarning, compare_with_mujoco, from_mjcf, from_urdf
 from .model import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .planar import curves
+from .spatial import SpatialModel
 from .saddle import DenseLU, SchurCholesky
-from .simulate import Trajectory, batch_vectorization, simulate, simulate_batch
+from .simulate import Trajectory, batch_vectorization, simulate_batch
+from . import simulate  # the module, callable as the function simulate (see its docstring)
 from .stabilize import Baumgarte, NoStabilization, Projection, project
 from . import fitting  # after the engine modules it builds on
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Model", "Built", "Mechanism", "Params", "State",
+    "Model", "SpatialModel", "Built", "Mechanism", "Params", "State",
     "assemble", "kinematics", "inverse_dynamics", "reactions", "energy", "dof",
     "constraint_report", "accelerations", "simulate", "simulate_batch", "batch_vectorization", "Trajectory",
     "elementwise_vmap",
@@ -45,6 +49,8 @@ __all__ = [
     "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status", "curves",
     "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
     "run_batch", "load_batch", "shard_batch", "batch_mesh",
-    "io", "save_model", "load_model",
+    "io", "save_model", "load_model", "checks",
+    "from_mjcf", "from_urdf", "compare_with_mujoco", "MujocoImportWarning",
     "fitting",
+    "equilibrium", "linearize", "modes", "EquilibriumResult", "LinearModel", "Modes",
 ]

@@ -22,7 +22,8 @@ def pytree_dataclass(cls):
     data = [f.name for f in fields if not f.metadata.get("static", False)]
     meta = [f.name for f in fields if f.metadata.get("static", False)]
     jax.tree_util.register_dataclass(cls, data_fields=data, meta_fields=meta)
-    cls.replace = lambda self, **kw: dataclasses.replace(self, **kw)
+    if "replace" not in cls.__dict__:
+        cls.replace = lambda self, **kw: dataclasses.replace(self, **kw)
     return cls
 
 

@@ -9,18 +9,18 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
-from .equations import constraint_rows, constraint_terms, energy_terms, mass_matrix
+from .core import families as F
+from .dynamics import _accelerations as accelerations  # (inside jitted analyses)
+from .equations import constraint_rows, constraint_terms, energy_terms, frame_states
 from .saddle import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulate import _is_tracer
-from .planar.geometry import cross, rotate
-from .dynamics import accelerations
 
 __all__ = ["AssemblyResult", "assemble", "constraint_report", "dof", "kinematics", "Kinematics",
            "inverse_dynamics", "InverseDynamics", "reactions", "energy"]
 
 
 class AssemblyResult(NamedTuple):
-    """q (n,), v (n,) consistent state; residual = max|Phi|; velocity_residual =
+    """q (n_coords,), v (n_vel,) consistent state; residual = max|Phi|; velocity_residual =
     max|Phi_q v + Phi_t|; rank of Phi_q; status (0 or NEWTON_FAILED)."""
 
     q: jax.Array
@@ -32,9 +32,24 @@ class AssemblyResult(NamedTuple):
 
 
 def _free_mask(mech, fixed):
-    mask = np.ones(mech.n_coords)
+    """(n_vel,) mask: 0 for the velocity coordinates held fixed (by velocity name, or a
+    coordinate name that has its own velocity coordinate, e.g. 'crank.theta'; or index
+    into v)."""
+    mask = np.ones(mech.n_vel)
+    vnames = mech.velocity_names()
     for f in fixed:
-        idx = mech.coordinate_index(f) if isinstance(f, str) else int(f)
+        if isinstance(f, str):
+            if f not in vnames:
+                raise ValueError(f"fixed: {f!r} is not a velocity coordinate of this mechanism; "
+                                 f"known: {', '.join(vnames)}")
+            idx = vnames.index(f)
+        else:
+            if isinstance(f, (bool, np.bool_)) or not isinstance(f, (int, np.integer)):
+                raise ValueError(f"fixed: {f!r} must be a coordinate name or an integer index "
+                                 f"into v; known names: {', '.join(vnames)}")
+            idx = int(f)
+            if not 0 <= idx < mech.n_vel:
+                raise ValueError(f"fixed: index {idx} out of range 0..{mech.n_vel - 1}")
         mask[idx] = 0.0
     return mask
 
@@ -76,28 +91,105 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     check: when called with concrete values, raise ValueError naming the joints whose
         constraints cannot be satisfied near the guess. Traced calls report via status.
     """
-    n = mech.n_coords
+    from .checks import check_call
+
+    check_call(mech, params, "assemble", q=q, v=v, t=t)
+    if isinstance(fixed, str):
+        fixed = (fixed,)
+    iterations = _count(iterations, "assemble: iterations")
+    tol = _tolerance(tol, "assemble: tol")
+    nv = mech.n_vel
     q = jnp.asarray(q)
-    v = jnp.zeros_like(q) if v is None else jnp.asarray(v, q.dtype)
-    if q.shape != (n,):
-        raise ValueError(f"q must have shape ({n},), got {q.shape}")
+    v = jnp.zeros((nv,), q.dtype) if v is None else jnp.asarray(v, q.dtype)
     mask = tuple(float(x) for x in _free_mask(mech, fixed))
     t = jnp.asarray(t, q.dtype)
     res = _assemble_jit(mech, params, q, v, t, mask=mask, iterations=iterations, tol=tol)
     if check and not _is_tracer(params, q, v, t) and int(res.status) != 0:
-        terms = constraint_terms(mech, params, res.q, res.v, t)
-        phi = np.asarray(terms.phi)
-        names = mech.constraint_names()
-        worst = np.argsort(-np.abs(phi))[:4]
-        rep = constraint_report(mech, params, res.q, t)
-        extra = f"; redundant rows: {', '.join(rep['redundant'])}" if rep["redundant"] else ""
-        raise ValueError(
-            "assembly failed: the constraints have no solution near the guess "
-            f"(max|Phi| = {np.max(np.abs(phi)):.3g} after {iterations} Newton iterations; "
-            f"largest residuals: {', '.join(f'{names[i]} = {phi[i]:.3g}' for i in worst)}{extra}). "
-            "Check the joint geometry (link lengths must close the loop) or give a better guess."
-        )
+        raise ValueError(_assembly_failure(mech, params, res, t, iterations, mask))
     return res
+
+
+def _count(x, what):
+    """A positive whole number (not bool), or ValueError naming `what`."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)) or x < 1:
+        raise ValueError(f"{what} must be a positive whole number, got {x!r}")
+    return int(x)
+
+
+def _tolerance(x, what):
+    """A positive finite number, or ValueError naming `what`."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(x) or x <= 0:
+        raise ValueError(f"{what} must be a positive finite number, got {x!r}")
+    return float(x)
+
+
+def _assembly_failure(mech, params, res, t, iterations, mask) -> str:
+    """The message of a failed assembly (concrete inputs): where Newton stopped, and why.
+
+    Least-norm Newton spreads the residual over every joint it can move and, when the
+    constraints cannot all hold, wanders; the largest residuals alone do not say which
+    joints cannot be closed. So the failure is diagnosed here (eagerly, only on failure)
+    by a Levenberg-Marquardt least-squares descent from where Newton stopped: if it
+    reaches a point where the residual is stationary but not zero, the Jacobian is singular
+    there (e.g. a loop stretched straight because its links are too short to reach) and
+    the rows carrying the residual that no coordinate change can reduce name the joints
+    that cannot be closed; this is reported as such, never as "redundant rows". If it
+    reaches Phi = 0, a solution exists and Newton only needed a better guess."""
+    names = mech.constraint_names()
+    head = "assembly failed: the constraints have no solution near the guess"
+    if not (np.all(np.isfinite(np.asarray(res.q))) and np.all(np.isfinite(np.asarray(res.v)))):
+        return (f"{head} (the Newton iteration diverged to non-finite coordinates). Check the "
+                "joint geometry (link lengths must close the loop) or give a better guess.")
+    rows = mech.holonomic_rows if mech.nonholonomic_rows else np.arange(mech.n_constraints)
+    zero = jnp.zeros((mech.n_vel,), res.q.dtype)
+    maskv = np.asarray(mask, float)
+
+    def at(q):
+        terms = _position_rows(mech, constraint_terms(mech, params, q, zero, t))
+        return np.asarray(terms.phi, float), np.asarray(terms.jac, float) * maskv
+
+    q = res.q
+    phi, J = at(q)
+    worst = np.argsort(-np.abs(phi))[:4]
+    largest = ", ".join(f"{names[rows[i]]} = {phi[i]:.3g}" for i in worst)
+    msg = (f"{head} (max|Phi| = {np.max(np.abs(phi)):.3g} after {iterations} Newton "
+           f"iterations; largest residuals: {largest})")
+    # least squares from where Newton stopped (Levenberg-Marquardt)
+    mu = 1e-3 * max(float(np.max(np.abs(J))) ** 2, 1e-30)
+    cost = float(phi @ phi)
+    for _ in range(200):
+        g = J.T @ phi
+        step = -np.linalg.solve(J.T @ J + mu * np.eye(J.shape[1]), g)
+        q_new = mech.normalize(mech.retract(q, jnp.asarray(step, res.q.dtype)))
+        phi_new, J_new = at(q_new)
+        c_new = float(phi_new @ phi_new)
+        if np.isfinite(c_new) and c_new < cost:
+            q, phi, J, cost, mu = q_new, phi_new, J_new, c_new, mu / 3
+        else:
+            mu *= 4
+        if np.linalg.norm(J.T @ phi) <= 1e-12 * max(np.linalg.norm(J) * np.linalg.norm(phi), 1e-300) \
+                or mu > 1e20 * max(float(np.max(np.abs(J))) ** 2, 1e-30):
+            break
+    scale = 1.0 + float(np.max(np.abs(np.asarray(q))))
+    if np.sqrt(cost) <= 1e-8 * scale:
+        return (msg + f". A configuration satisfying the constraints exists nearby (a "
+                "least-squares descent from there reached it): Newton did not converge from "
+                "this guess; give a better guess or more iterations.")
+    U, S, _ = np.linalg.svd(J, full_matrices=True)
+    tol = max(J.shape) * np.finfo(float).eps * 1e3 * (S[0] if S.size else 1.0)
+    rank = int(np.sum(S > tol))
+    stuck = phi - U[:, :rank] @ (U[:, :rank].T @ phi)  # the residual no coordinate change reduces
+    big = np.max(np.abs(stuck))
+    bad = np.nonzero(np.abs(stuck) > 0.1 * big)[0] if big > 0 else worst
+    joints = sorted({names[rows[i]].split("[")[0] for i in bad})
+    where = ("the least-squares closest configuration" + (
+        f" is singular (Jacobian rank {rank} of {J.shape[0]} rows) and" if rank < min(J.shape) else ""))
+    return (msg + f". The constraints cannot all hold: {where} leaves max|Phi| = "
+            f"{np.max(np.abs(phi)):.3g} in the joints {', '.join(joints)}, which no coordinate "
+            "change reduces: they cannot be closed as they are (e.g. a loop stretched straight "
+            "because its links are too short to reach). Check those joints' "
+            "geometry (link lengths must close the loop), or the coordinates held fixed.")
 
 
 def _position_rows(mech, terms):
@@ -120,11 +212,11 @@ def _newton(mech, mask, iterations, params, q, t):
     choice the Newton steps make. No iteration is differentiated or stored.
     """
     maskv = jnp.asarray(mask, q.dtype)
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros((mech.n_vel,), q.dtype)
 
     def newton(qq, _):
         terms = _position_rows(mech, constraint_terms(mech, params, qq, zero, t))
-        return qq + _min_norm_step(terms.jac, terms.phi, maskv), None
+        return mech.normalize(mech.retract(qq, _min_norm_step(terms.jac, terms.phi, maskv))), None
 
     q, _ = jax.lax.scan(newton, q, None, length=iterations)
     return q
@@ -136,13 +228,20 @@ def _newton_jvp(mech, mask, iterations, primals, tangents):
     dparams, dq, dt = tangents
     qs = _newton(mech, mask, iterations, params, q, t)
     maskv = jnp.asarray(mask, q.dtype)
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros((mech.n_vel,), q.dtype)
     phi = lambda p, tt: _position_rows(mech, constraint_terms(mech, p, qs, zero, tt)).phi
     _, dphi = jax.jvp(phi, (params, t), (dparams, dt))
     jac = _position_rows(mech, constraint_terms(mech, params, qs, zero, t)).jac
-    dq_fixed = (1.0 - maskv) * dq
-    dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
-    return qs, dq_fixed + dq_free
+    if mech.identity_kinematics:
+        dq_fixed = (1.0 - maskv) * dq
+        dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
+        return qs, dq_fixed + dq_free
+    # velocity-space tangents: the guess's tangent mapped by the pseudo-inverse of
+    # dq/dv, the solution's tangent mapped back by dq/dv at the solution
+    G0, G = mech.dq_dv(q), mech.dq_dv(qs)
+    dv_fixed = (1.0 - maskv) * (jnp.linalg.pinv(G0) @ dq)
+    dv_free = _min_norm_step(jac, dphi + jac @ dv_fixed, maskv)
+    return qs, G @ (dv_fixed + dv_free)
 
 
 @partial(jax.jit, static_argnames=("mask", "iterations", "tol"))
@@ -164,7 +263,7 @@ def _assemble_jit(mech, params, q, v, t, *, mask, iterations, tol):
     return AssemblyResult(q, v, res, vres, rank, jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32))
 
 
-def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
+def constraint_report(mech, params, q, t=0.0, rtol=1e-9, *, check=True, tol=1e-6) -> dict:
     """Eager rank analysis of Phi_q at (q, t): {'rank', 'n_coords', 'n_constraints', 'dof',
     'redundant': names of rows that depend linearly on earlier rows}.
 
@@ -172,11 +271,38 @@ def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
     holonomic rows (dof = dimension of the configuration space, n - rank), and
     'velocity_rank' / 'velocity_dof' to all rows (dof = dimension of the admissible
     velocities); 'nonholonomic' is the number of nonholonomic rows. Holonomic rows are
-    tested for redundancy first, then the nonholonomic ones."""
+    tested for redundancy first, then the nonholonomic ones.
+
+    The rank is that of the constraint manifold: with check=True (default) q must satisfy
+    the constraints to within tol (m or rad), else ValueError naming the largest residuals
+    (an unassembled q can have another rank: a slider-crank with crank and rod both
+    vertical reports 2 DOF). Assemble first, or pass check=False to analyse q as it is.
+    Needs concrete values (not under jit / vmap)."""
+    from .checks import check_call, is_traced
+
+    check_call(mech, params, "constraint_report", q=q, t=t)
+    if is_traced(params, q, t):
+        raise ValueError("constraint_report / dof are eager (NumPy rank tests): call them with "
+                         "concrete values, outside jit / vmap / grad")
+    tol = _tolerance(tol, "constraint_report: tol")
     q = jnp.asarray(q)
-    J = np.asarray(constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.asarray(t, q.dtype)).jac)
+    terms = constraint_terms(mech, params, q, jnp.zeros((mech.n_vel,), q.dtype), jnp.asarray(t, q.dtype))
+    J = np.asarray(terms.jac)
+    if check and mech.n_constraints:
+        rows = mech.holonomic_rows
+        phi = np.asarray(terms.phi)[rows]
+        if phi.size and np.max(np.abs(phi)) > tol:
+            cn = mech.constraint_names()
+            worst = np.argsort(-np.abs(phi))[:4]
+            raise ValueError(
+                "constraint_report / dof: q violates the constraints (largest residuals: "
+                f"{', '.join(f'{cn[rows[i]]} = {phi[i]:.3g}' for i in worst)}; tol {tol:g}); the "
+                "rank, the redundant rows and the DOF are those of the assembled mechanism: call "
+                "jaxmbs.assemble(mech, params, q) first, or pass check=False to analyse this q as "
+                "it is")
     names = mech.constraint_names()
-    m, n = J.shape
+    m, n = J.shape  # n: velocity coordinates (the configuration space's dimension before
+    # the constraints; equals the number of coordinates for planar mechanisms)
     if m == 0:
         return dict(rank=0, n_coords=n, n_constraints=0, dof=n, redundant=[])
     scale = max(np.max(np.abs(J)), 1e-300)
@@ -201,15 +327,16 @@ def constraint_report(mech, params, q, t=0.0, rtol=1e-9) -> dict:
                 velocity_rank=rank, velocity_dof=n - rank, nonholonomic=int(nh.size))
 
 
-def dof(mech, params, q, t=0.0) -> int:
+def dof(mech, params, q, t=0.0, *, check=True, tol=1e-6) -> int:
     """Degrees of freedom n - rank(Phi_q) at configuration q (eager): the dimension of the
     configuration space (holonomic rows only). With nonholonomic rows the admissible
-    velocities have fewer dimensions: see constraint_report(...)['velocity_dof']."""
-    return constraint_report(mech, params, q, t)["dof"]
+    velocities have fewer dimensions: see constraint_report(...)['velocity_dof']. q must
+    satisfy the constraints to within tol (check=True; see `constraint_report`)."""
+    return constraint_report(mech, params, q, t, check=check, tol=tol)["dof"]
 
 
 class Kinematics(NamedTuple):
-    """t (s,), q, v, a (s, n); residual (s,) max|Phi| after Newton; status () int32."""
+    """t (s,), q (s, n_coords), v, a (s, n_vel); residual (s,) max|Phi| after Newton; status () int32."""
 
     t: jax.Array
     q: jax.Array
@@ -225,7 +352,8 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
     At each time Newton solves Phi(q, t) = 0 (warm-started from the previous time,
     extrapolated with its velocity), then Phi_q v = -Phi_t and Phi_q a = gamma.
     """
-    n, m = mech.n_coords, mech.n_constraints
+    _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, "kinematics")
+    n, m = mech.n_vel, mech.n_constraints
     if mech.nonholonomic_rows:
         raise ValueError(
             "kinematic analysis solves Phi(q, t) = 0 for q, but this mechanism has nonholonomic "
@@ -238,20 +366,34 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
             f"{n - m} remaining degrees of freedom" if m < n else
             f"kinematic analysis: {m} constraint rows for {n} coordinates; remove redundant rows")
     ts = jnp.asarray(ts)
+    if not jnp.issubdtype(ts.dtype, jnp.floating):
+        ts = ts.astype(jnp.asarray(q_guess).dtype if jnp.issubdtype(jnp.asarray(q_guess).dtype, jnp.floating) else float)
     return _kinematics(mech, params, jnp.asarray(q_guess, ts.dtype), ts, iterations=iterations, tol=tol)
+
+
+def _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, where):
+    """Checks of kinematics / inverse_dynamics arguments: q_guess (n_coords,), ts a 1-D
+    array of finite times (s) with at least one entry, iterations, tol."""
+    from .checks import check_array, check_call
+
+    check_call(mech, params, where, q=q_guess, names=("q_guess", "v"))
+    check_array(ts, "ts", "a 1-D array of finite times (s) with at least one entry",
+                lambda s: len(s) == 1 and s[0] >= 1, where, "finite times in s")
+    _count(iterations, f"{where}: iterations")
+    _tolerance(tol, f"{where}: tol")
 
 
 @partial(jax.jit, static_argnames=("iterations", "tol"))
 def _kinematics(mech, params, q_guess, ts, *, iterations, tol):
-    zeros = jnp.zeros_like(q_guess)
+    zeros = jnp.zeros((mech.n_vel,), q_guess.dtype)
 
     def at_time(carry, t):
         q, v_prev, t_prev = carry
-        q = q + v_prev * (t - t_prev)
+        q = mech.normalize(mech.retract(q, v_prev * (t - t_prev)))
 
         def newton(qq, _):
             terms = constraint_terms(mech, params, qq, zeros, t)
-            return qq - _square_solve(terms.jac, terms.phi), None
+            return mech.normalize(mech.retract(qq, -_square_solve(terms.jac, terms.phi))), None
 
         q, _ = jax.lax.scan(newton, q, None, length=iterations)
         terms = constraint_terms(mech, params, q, zeros, t)
@@ -285,6 +427,13 @@ def inverse_dynamics(mech, params, q_guess, ts, *, u=None, solver=SchurCholesky(
     """Inverse dynamics of a fully driven mechanism over ts: the multipliers that realise
     the prescribed motion and, from them, every joint's reaction and every driver's effort
     (see `reactions`). u: optional (n_controls,) control inputs held constant."""
+    from .checks import check_controls
+
+    _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, "inverse_dynamics")
+    check_controls(mech, u, "inverse_dynamics")
+    if not hasattr(solver, "solve"):
+        raise ValueError(f"inverse_dynamics: solver must be jaxmbs.SchurCholesky() or DenseLU(), "
+                         f"got {solver!r}")
     kin = kinematics(mech, params, q_guess, ts, iterations=iterations, tol=tol)
     return _inverse(mech, params, kin, u, solver)
 
@@ -297,74 +446,83 @@ def _inverse(mech, params, kin, u, solver):
 
     lam, sts, qdd = jax.vmap(one)(kin.q, kin.v, kin.t)
     reac = jax.vmap(lambda q, l: reactions(mech, params, q, l))(kin.q, lam)
-    status = kin.status | jnp.bitwise_or.reduce(sts)
+    from .checks import params_status
+
+    status = kin.status | jnp.bitwise_or.reduce(sts) | params_status(mech, params)
     return InverseDynamics(kin.t, kin.q, kin.v, kin.a, lam, reac, status)
 
 
 def reactions(mech, params, q, lam) -> dict:
-    """Named joint reactions and driver efforts from the multipliers lam (m,) at q (n,).
+    """Named joint reactions and driver efforts from the multipliers lam (m,) at q.
 
-    For each joint/driver name: 'force' (2,) N, the constraint force that the joint
+    For each joint/driver name: 'force' (d,) N, the constraint force that the joint
     applies to its body_j (the second body given when it was added) in global axes;
-    'moment' () N m, the constraint moment on body_j about the joint's point on body_j
-    (about body_j's reference point for joints without a point); 'generalized' (3,) the
-    same force and moment about the reference point. The force on body_i is the opposite
+    'moment' N m, the constraint moment on body_j about the joint's point on body_j
+    (about body_j's reference point for joints without a point): a scalar for planar
+    joints, (3,) in global axes for spatial ones; 'generalized' (wv,) the generalised
+    constraint force on body_j's velocity coordinates. The force on body_i is the opposite
     (action = reaction; for distance joints the moment arms differ).
     Drivers also get 'effort' () = -lam: the torque (N m) or force (N) the driver applies
     to body_j in the direction of increasing f(t). User constraints report 'generalized'
-    (n,), the generalized constraint force -Phi_q^T lam on all coordinates.
+    (n_vel,), the generalized constraint force -jac^T lam on all velocity coordinates.
     """
-    q = jnp.asarray(q)
+    from .checks import check_array, check_call
+
+    check_call(mech, params, "reactions", q=q)
     m = mech.n_constraints
-    cols = mech.frame_cols()
-    Gj_rows = jnp.zeros((m, 3), q.dtype)
-    for fam, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype)):
+    check_array(lam, "lam", f"an array of shape ({m},) (one multiplier per constraint row)",
+                lambda s: s == (m,), "reactions")
+    q = jnp.asarray(q)
+    zv = jnp.zeros((mech.n_vel,), q.dtype)
+    t0 = jnp.zeros((), q.dtype)
+    Gj_rows = {}  # row -> (family block, k, local row, Gj of the block)
+    blocks = {}
+    for blk, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, zv, t0):
         k, r = ph.shape
-        Gj_rows = Gj_rows.at[fam.row0: fam.row0 + k * r].set(Gj.reshape(k * r, 3))
+        blocks[blk.kind] = (blk, Gj.reshape(k * r, Gj.shape[-1]))
     out = {}
-    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
     terms = None
     for j in mech.joints:
         rows = np.asarray(j.rows)
         if j.kind in ("constraint", "velocity_constraint"):
             if terms is None:
-                terms = constraint_terms(mech, params, q, jnp.zeros_like(q), jnp.zeros((), q.dtype))
+                terms = constraint_terms(mech, params, q, zv, t0)
             out[j.name] = {"generalized": -(terms.jac[rows].T @ lam[rows])}
             continue
-        gen = -(Gj_rows[rows].T @ lam[rows])
-        F, Mref = gen[:2], gen[2]
-        Mp = Mref
+        gen = None
+        kind = None
+        for fname, (blk, G) in blocks.items():
+            sel = [(i, r - blk.row0) for i, r in enumerate(rows)
+                   if blk.row0 <= r < blk.row0 + blk.size * blk.rows_per]
+            if not sel:
+                continue
+            loc = np.asarray([x for _, x in sel])
+            ii = np.asarray([i for i, _ in sel])
+            contrib = -(G[loc, : F.frame_kind(F.constraint_family(fname).frame).wv].T @ lam[rows[ii]])
+            gen = contrib if gen is None else gen + contrib
+            kind = F.constraint_family(fname).frame
+        fk = F.frame_kind(kind)
+        X, _ = frame_states(mech, kind, q, None, [j.frame_j])
         if j.point_ref:
-            fam, k = j.point_ref
-            s = params.joints[fam]["point_j"][k]
-            th = qe[cols[j.frame_j][2]]
-            Mp = Mref - cross(rotate(th, s), F)
-        d = {"force": F, "moment": Mp, "generalized": gen}
-        if j.kind == "cam":
-            d.update(_cam_reaction(mech, params, q, lam, j))
+            pfam, k = j.point_ref
+            s = params.joints[pfam]["point_j"][k]
+        else:
+            s = jnp.zeros((fk.dim,), q.dtype)
+        d = dict(fk.reaction(gen, X[0], s))
+        for fname, (blk, _) in blocks.items():
+            fam = F.constraint_family(fname)
+            if hasattr(fam, "reaction_extra") and j.name in blk.owners:
+                d.update(fam.reaction_extra(mech, params, q, lam, j, blk))
         if j.driver:
             d["effort"] = -lam[rows[-1]]
         out[j.name] = d
     return out
 
 
-def _cam_reaction(mech, params, q, lam, j) -> dict:
-    """'normal_force' () N: the contact force body_i exerts on body_j along curve_i's
-    right-hand unit normal (> 0 pushing); 'contact_point' (2,) m; 'normal' (2,)."""
-    from .planar.joints import cam_contact
-
-    fam = next(f for f in mech.families if f.kind == "cam")
-    k = (j.rows[0] - fam.row0) // fam.rows_per
-    qe = jnp.concatenate([q, jnp.zeros((1,), q.dtype)])
-    Xi = qe[mech.frame_cols()[np.asarray([j.frame_i])]]
-    S = qe[np.asarray(fam.extra_cols[k:k + 1])]
-    p = {f: params.joints["cam"][f][k:k + 1] for f in ("data_i", "data_j")}
-    P, n = cam_contact(p, Xi, S, (fam.static[0][k:k + 1], fam.static[1][k:k + 1]))
-    F = lam[np.asarray(j.rows[:2])]  # force on body_j: -(dPhi/dr_j)^T lam = lam[0:2]
-    return {"normal_force": n[0] @ F, "contact_point": P[0], "normal": n[0]}
-
-
 def energy(mech, params, q, v, t=0.0) -> dict:
     """{'kinetic', 'potential', 'total'} in J at (q, v): potential of gravity and springs."""
+    from .checks import check_call
+
+    check_call(mech, params, "energy", q=q, v=v, t=t, require=("q", "v"))
     T, V = energy_terms(mech, params, jnp.asarray(q), jnp.asarray(v), t)
     return {"kinetic": T, "potential": V, "total": T + V}

@@ -1,7 +1,8 @@
 """Sparse constraint Jacobian and a banded Schur-complement solve (O(m w^2) per solve).
 
-A planar joint row touches at most two frames, so Phi_q has at most 6 nonzeros per row.
-`SparseJacobian` keeps exactly those: `vals` (m, 6) and the static column indices of a
+A joint row touches at most two frames, so Phi_q has at most 2 wv nonzeros per row (wv
+the frame kind's velocity width: 3 planar, 6 spatial). `SparseJacobian` keeps exactly
+those: `vals` (m, 2 wv) and the static column indices of a
 `SparsePlan` built once per mechanism (NumPy, at trace time). The banded path never forms
 the dense m x n Jacobian: `SchurCholesky` (banded=True, or automatically for long
 chains) assembles the Schur complement A = Phi_q M^-1 Phi_q^T directly in
@@ -23,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
-from .planar.geometry import perp
 
 __all__ = ["SparseJacobian", "SparsePlan", "sparse_plan", "banded_schur", "wants_sparse",
            "band_factor", "band_solve", "band_matvec"]
@@ -32,20 +32,23 @@ __all__ = ["SparseJacobian", "SparsePlan", "sparse_plan", "banded_schur", "wants
 class SparsePlan:
     """Static sparsity data of one mechanism's constraint rows (see `sparse_plan`).
 
-    Attributes (NumPy): m, n; frames (m, 2) frame index of each row's two blocks;
-    cols (m, 6) columns of q (extended by one zero at index n) of each row's six entries;
+    Attributes (NumPy): m, n (= n_vel); wv; frames (m, 2) frame index of each row's two
+    blocks; cols (m, 2 wv) columns of v (extended by one zero at index n) of each row's
+    entries;
     src (m,) position of natural row r in the family-concatenated row order; perm (m,)
     natural row of band row i (reverse Cuthill-McKee), w the bandwidth; band_idx
     (m * (w + 1), c) indices into the list of Schur contributions (pad = K) and
     pair_a / pair_b (K,) the (row, slot) pairs of each contribution; colT (n, c2) indices
-    into the flattened (m * 6) entries of each coordinate's column (pad = 6 m).
+    into the flattened (m * 2 wv) entries of each coordinate's column (pad = 2 wv m).
 
     Compared by identity: `sparse_plan` caches one plan per (equal) mechanism.
     """
 
     def __init__(self, mech):
-        n, m = mech.n_coords, mech.n_constraints
-        fc = mech.frame_cols()
+        n, m = mech.n_vel, mech.n_constraints
+        self.kind = mech.frame_kind()
+        fc = mech.frame_vcols(self.kind)
+        self.wv = wv = fc.shape[1]
         frames, order = [], []
         for fam in mech.families:
             r = fam.rows_per
@@ -58,7 +61,7 @@ class SparsePlan:
         self.src = np.argsort(order)
         self.identity_order = bool(np.array_equal(self.src, np.arange(m)))
         self.frames = frames[self.src]
-        self.cols = fc[self.frames].reshape(m, 6)
+        self.cols = fc[self.frames].reshape(m, 2 * wv)
         # rows coupled through a shared body (the ground carries no mass: no coupling)
         touching = {}
         for r in range(m):
@@ -94,7 +97,7 @@ class SparsePlan:
         # transposed product: entries of each coordinate column (the padding column n drops)
         flat = self.cols.reshape(-1)
         keep = flat < n
-        self.colT = _gather_table(np.nonzero(keep)[0], n, keys=flat[keep], pad=6 * m)
+        self.colT = _gather_table(np.nonzero(keep)[0], n, keys=flat[keep], pad=2 * wv * m)
 
 
 def _gather_table(values, n_keys, keys=None, pad=None):
@@ -144,7 +147,7 @@ def sparse_plan(mech):
     cover (user constraints, velocity constraints, nonholonomic rows, cam extra
     coordinates): those go through the dense `constraint_terms`."""
     if (mech.user_constraints or mech.velocity_constraints or mech.nonholonomic_rows
-            or mech.n_extra):
+            or mech.n_extra or len({k for k in mech.frame_kinds() if k}) != 1):
         return None
     return SparsePlan(mech)
 
@@ -153,8 +156,8 @@ def sparse_plan(mech):
 class SparseJacobian:
     """Phi_q (m, n) stored as its per-row nonzero blocks.
 
-    vals (m, 6): for row r, the entries at columns plan.cols[r] (the x, y, theta columns of
-    the row's two frames; entries pointing at the ground's padding column n are ignored).
+    vals (m, 2 wv): for row r, the entries at columns plan.cols[r] (the velocity columns
+    of the row's two frames; entries pointing at the padding column n are ignored).
     Supports `J @ v` for v (n,), `J.rmatvec(lam)` = J^T lam, `J.dense()`, `J.shape`.
     """
 
@@ -189,40 +192,20 @@ class SparseJacobian:
     def dense(self):
         """The dense (m, n) Jacobian (reference and tests)."""
         m, n = self.shape
-        R = np.broadcast_to(np.arange(m)[:, None], (m, 6))
+        R = np.broadcast_to(np.arange(m)[:, None], (m, 2 * self.plan.wv))
         return jnp.zeros((m, n + 1), self.vals.dtype).at[R, self.plan.cols].add(self.vals)[:, :n]
-
-
-def _frame_minv(M):
-    """Per-frame data of the block inverses of M: 1/m, 1/J, perp(c) with the ground (frame
-    0) zero and particles (1/m, 0, 0)."""
-    dtype = M.m.dtype
-    z = jnp.zeros((1,), dtype)
-    npt = M.mp.shape[0]
-    im = jnp.concatenate([z, 1.0 / M.m, 1.0 / M.mp])
-    iJ = jnp.concatenate([z, 1.0 / M.J, jnp.zeros((npt,), dtype)])
-    pc = jnp.concatenate([jnp.zeros((1, 2), dtype), perp(M.c), jnp.zeros((npt, 2), dtype)])
-    return im, iJ, pc
-
-
-def _block_minv_apply(M, frames, X):
-    """M_f^-1 x for a batch of 3-vectors X (..., 3) each on frame frames[...] (static)."""
-    im, iJ, pc = _frame_minv(M)
-    a, b, px, py = im[frames], iJ[frames], pc[:, 0][frames], pc[:, 1][frames]
-    th = b * (X[..., 2] - px * X[..., 0] - py * X[..., 1])
-    return jnp.stack([a * X[..., 0] - px * th, a * X[..., 1] - py * th, th], -1)
 
 
 def schur_band(M, jac: SparseJacobian):
     """A = Phi_q M^-1 Phi_q^T in band storage B (m, w + 1), B[i, d] = A[p_i, p_(i-d)] with
     p = plan.perm (rows renumbered for a narrow band)."""
     plan = jac.plan
-    m = plan.m
-    J2 = jac.vals.reshape(m * 2, 3)
-    Y2 = _block_minv_apply(M, plan.frames.reshape(-1), J2)
+    m, wv = plan.m, plan.wv
+    J2 = jac.vals.reshape(m * 2, wv)
+    Y2 = M.frame_inverse(plan.frames.reshape(-1), J2)
     # gather per component from 1-D arrays: XLA:CPU gathers scalars ~10x faster than
     # length-3 rows out of a batch-major (batch, 2m, 3) array
-    c = sum(J2[:, k][plan.pair_a] * Y2[:, k][plan.pair_b] for k in range(3))
+    c = sum(J2[:, k][plan.pair_a] * Y2[:, k][plan.pair_b] for k in range(wv))
     c = jnp.concatenate([c, jnp.zeros((1,), c.dtype)])
     return jnp.sum(c[plan.band_idx], -1).reshape(m, plan.w + 1)
 
@@ -242,8 +225,10 @@ def band_factor(B, tol):
 
     Row i of L is found from the trailing w x w block T of L (rows i-w..i-1): its
     off-diagonal part x solves T x = A[i, i-w:i], and L_ii = sqrt(A_ii - x.x).
-    Returns R (m, w + 1) = [x, L_ii] per row, and a flag set if a pivot fell below
-    tol * A_ii (rank-deficient rows).
+    Returns R (m, w + 1) = [x, L_ii] per row, and dropped (m,) bool: rows whose pivot fell
+    below tol * A_ii depend on the rows before them and are dropped (L_ii = +inf, so that
+    `band_solve` gives them 0 and they do not enter the other rows; as
+    `jaxmbs.saddle.CholeskyFactor`).
 
     The carried window is one array (not a tuple of scalars): XLA copies every carried
     buffer that the loop body permutes, and a shifted tuple costs one copy kernel per
@@ -256,24 +241,21 @@ def band_factor(B, tol):
     tri = [(a, b) for a in range(w) for b in range(a + 1)]  # packed lower triangle of T
     T0 = jnp.asarray([1.0 if a == b else 0.0 for a, b in tri], dtype)
 
-    def row(carry, Bi):
-        Tv, bad = carry
+    def row(Tv, Bi):
         T = {ab: Tv[k] for k, ab in enumerate(tri)}
         x = []
         for k in range(w):  # T x = A[i, i - w + k] = Bi[w - k]
             s = Bi[w - k] - sum((T[k, j] * x[j] for j in range(k)), zero)
             x.append(s / T[k, k])
         d = Bi[0] - sum((xk * xk for xk in x), zero)
-        floor = tol * jnp.abs(Bi[0])
-        small = d <= floor
-        d = jnp.where(small, jnp.maximum(floor, jnp.finfo(dtype).tiny), d)
-        lii = jnp.sqrt(d)
+        small = d <= tol * jnp.abs(Bi[0])
+        lii = jnp.sqrt(jnp.where(small, jnp.inf, d))
         full = {**T, **{(w, b): x[b] for b in range(w)}, (w, w): lii}
         Tn = jnp.stack([full[a + 1, b + 1] for a, b in tri])
-        return (Tn, bad | small), jnp.stack(x + [lii])
+        return Tn, (jnp.stack(x + [lii]), small)
 
-    (_, bad), R = jax.lax.scan(row, (T0, jnp.zeros((), bool)), B)
-    return R, bad
+    _, (R, dropped) = jax.lax.scan(row, T0, B)
+    return R, dropped
 
 
 def band_solve(R, b):
@@ -328,11 +310,22 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     B = schur_band(M, jac)
     if regularization:
         B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
-    tol = 1e3 * jnp.finfo(B.dtype).eps if tol is None else tol
-    R, bad = band_factor(jax.lax.stop_gradient(B), tol)
-    rhs = (jac @ MinvQ - gamma)[plan.perm]
+    from .saddle import inconsistent, row_scale, schur_tol
+
+    ptol = schur_tol(B.dtype, tol)
+    Bs = jax.lax.stop_gradient(B)
+    R, dropped = band_factor(Bs, ptol)
+    JMQ = jac @ MinvQ
+    rhs = (JMQ - gamma)[plan.perm]
     lam_p = jax.lax.custom_linear_solve(lambda y: band_matvec(B, y), rhs,
                                         lambda _, r: band_solve(R, r), symmetric=True)
     lam = lam_p[plan.pos]
     qdd = MinvQ - M.solve(jac.rmatvec(lam))
+    # dropped (dependent) rows must hold: else a singular configuration (SINGULAR)
+    sg = jax.lax.stop_gradient
+    lp, rp = sg(lam_p), sg(rhs)
+    Alam = band_matvec(Bs, lp)
+    scale = row_scale(Bs[:, 0], sg(jnp.dot(Q, MinvQ)), lp, Alam, sg(JMQ[plan.perm]),
+                      sg(gamma[plan.perm]))
+    bad = inconsistent(Alam - rp, scale, dropped, B.dtype, tol)
     return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)

@@ -2,11 +2,11 @@
 
     jaxmbs --version
     jaxmbs demo [--batch 4096] [--seed 0] [--points 73] [--out demo.png] [--no-plot] [--json]
-    jaxmbs simulate MODEL.json --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
+    jaxmbs simulate MODEL.json|MODEL.xml|MODEL.urdf --t1 T [--dt 1e-3] [--batch N] [--perturb KEY=REL ...]
                     [--out results.npz] [--plot fig.png] [--json]
 
 ``jaxmbs demo`` is a Monte-Carlo tolerance study of the driven slider-crank of
-REFERENCES.md Sec. 2 (Simeon's "crank" problem, rigid variant): the crank turns at a
+docs/reference_problems.md §2 (Simeon's "crank" problem, rigid variant): the crank turns at a
 constant 150 rad/s, imposed by a driving constraint, and for every member of a batch of
 mechanisms with perturbed link lengths (+-2 % uniform) and masses (+-5 % uniform) the
 motor torque over one revolution is computed by inverse dynamics. The whole batch is one
@@ -27,7 +27,7 @@ from collections import Counter
 
 __all__ = ["main", "demo", "slider_crank", "simulate_file"]
 
-# REFERENCES.md Sec. 2 (SI units)
+# docs/reference_problems.md §2 (SI units)
 L1, L2 = 0.15, 0.30  # crank and connecting-rod lengths, m
 M1, J1 = 0.36, 0.002727  # crank mass (kg) and inertia about the pivot (kg m^2)
 M2, J2 = 0.151104, 0.0045339259  # rod mass, inertia about the crank-pin end
@@ -36,7 +36,7 @@ OMEGA = 150.0  # crank speed, rad/s
 
 
 def slider_crank(omega=OMEGA):
-    """The driven slider-crank of REFERENCES.md Sec. 2 at crank angle 0; `Model.build()`.
+    """The driven slider-crank of docs/reference_problems.md §2 at crank angle 0; `Model.build()`.
 
     Bodies: 'crank' (reference point and CG at the pivot O = (0, 0); J1 is about the
     pivot; with g = 0 and a constant speed the crank's CG position does not change the
@@ -156,7 +156,7 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
     if not quiet:
         w = 26
         print("jaxmbs demo: Monte-Carlo inverse dynamics of the driven slider-crank "
-              "(REFERENCES.md Sec. 2)")
+              "(docs/reference_problems.md §2)")
         print(f"{'mechanisms':<{w}}{batch} (L1, L2 +-2 %, masses +-5 %, uniform; seed {seed})")
         print(f"{'analysis':<{w}}{points} time points over one revolution at {OMEGA:g} rad/s")
         print(f"{'peak |torque| p5/p50/p95':<{w}}{pct[0]:.3f} / {pct[1]:.3f} / {pct[2]:.3f} N m")
@@ -204,11 +204,136 @@ def _demo_plot(angle_deg, torque, peak, pct, path, result):
     plt.close(fig)
 
 
+INTEGRATORS = ("rk4", "dopri5", "semi-implicit-euler", "euler")
+STABILIZERS = ("projection", "baumgarte", "none")
+_API_NAMES = {k: k for k in ("t0", "t1", "dt", "batch", "seed", "save_every", "out", "plot",
+                             "plot_coords", "perturb", "integrator", "stabilizer", "energy_tol")}
+_CLI_NAMES = {k: "argument --" + k.replace("_", "-") for k in _API_NAMES}
+
+
+def _finite(x, name):
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {x!r}") from None
+    if isinstance(x, bool) or not math.isfinite(v):
+        raise ValueError(f"{name}: must be a finite number, got {x!r}")
+    return v
+
+
+def _whole(x, name, minimum):
+    if isinstance(x, bool) or not isinstance(x, int) and not (isinstance(x, float) and x.is_integer()):
+        try:
+            import numpy as np
+            ok = isinstance(x, np.integer)
+        except ImportError:  # pragma: no cover
+            ok = False
+        if not ok:
+            raise ValueError(f"{name}: expected a whole number, got {x!r}")
+    if int(x) < minimum:
+        raise ValueError(f"{name}: must be >= {minimum}, got {x!r}")
+    return int(x)
+
+
+def _output_path(path, name, what):
+    """Check that `path` can be written (its folder exists, it is not a folder)."""
+    import os
+
+    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path):
+        raise ValueError(f"{name}: expected a file name, got {path!r}")
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"{name}: {path!r} is a folder; give a {what} file name")
+    if not os.path.isdir(folder):
+        raise ValueError(f"{name}: folder {folder!r} does not exist; create it first")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"{name}: cannot write into folder {folder!r}")
+    return path
+
+
+def check_simulate_args(t1, t0=0.0, dt=1e-3, batch=1, seed=0, integrator="rk4",
+                        stabilizer="projection", save_every=None, out=None, plot=None,
+                        names=None) -> dict:
+    """Check the arguments of `simulate_file` / ``jaxmbs simulate`` before any work:
+    ValueError naming the argument (`names` maps argument names to how the error calls
+    them, e.g. "dt" -> "argument --dt"). Returns the normalised values and n_steps."""
+    nm = dict(_API_NAMES, **(names or {}))
+    t0, t1, dt = _finite(t0, nm["t0"]), _finite(t1, nm["t1"]), _finite(dt, nm["dt"])
+    if not t1 > t0:
+        raise ValueError(f"{nm['t1']}: the end time must be greater than the start time "
+                         f"{t0:g} s, got {t1:g}")
+    if not dt > 0:
+        raise ValueError(f"{nm['dt']}: the time step must be > 0 s, got {dt:g}")
+    n_steps = int(round((t1 - t0) / dt))
+    if n_steps < 1 or abs(n_steps * dt - (t1 - t0)) > 1e-9 * max(1.0, abs(t1 - t0)):
+        raise ValueError(f"{nm['dt']}: t1 - t0 = {t1 - t0:g} s is not a whole number of steps of "
+                         f"{dt:g} s; choose e.g. {(t1 - t0) / max(n_steps, 1):.6g}")
+    batch = _whole(batch, nm["batch"], 1)
+    seed = _whole(seed, nm["seed"], 0)
+    if integrator not in INTEGRATORS:
+        raise ValueError(f"{nm['integrator']}: unknown integrator {integrator!r}; choose one of "
+                         f"{', '.join(INTEGRATORS)}")
+    if stabilizer not in STABILIZERS:
+        raise ValueError(f"{nm['stabilizer']}: unknown stabilizer {stabilizer!r}; choose one of "
+                         f"{', '.join(STABILIZERS)}")
+    if save_every is not None:
+        save_every = _whole(save_every, nm["save_every"], 1)
+        if n_steps % save_every:
+            raise ValueError(f"{nm['save_every']}: must divide the {n_steps} steps, got {save_every}")
+    if out is not None:
+        out = _output_path(out, nm["out"], ".npz")
+    if plot is not None:
+        import os
+
+        plot = _output_path(plot, nm["plot"], "figure")
+        try:
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise ValueError(f"{nm['plot']}: needs matplotlib (pip install jaxmbs[plot])") from None
+        ext = os.path.splitext(plot)[1].lower().lstrip(".")
+        kinds = Figure().canvas.get_supported_filetypes()
+        if ext and ext not in kinds:
+            raise ValueError(f"{nm['plot']}: matplotlib cannot write .{ext} files; use one of "
+                             f"{', '.join('.' + k for k in sorted(kinds))}")
+    return dict(t0=t0, t1=t1, dt=dt, batch=batch, seed=seed, integrator=integrator,
+                stabilizer=stabilizer, save_every=save_every, out=out, plot=plot, n_steps=n_steps)
+
+
+MUJOCO_SUFFIXES = (".xml", ".mjcf", ".urdf")
+
+
+def _load_file(path):
+    """(mech, params, q0, v0) of a model file (jaxmbs JSON, or MJCF / URDF through
+    `jaxmbs.from_mjcf`); any failure is a ValueError that starts with the file name."""
+    from jaxmbs.io import load_model
+
+    try:
+        if str(path).lower().endswith(MUJOCO_SUFFIXES):
+            from jaxmbs.importers import from_mjcf
+
+            if not __import__("os").path.exists(path):
+                raise OSError(2, "No such file or directory", str(path))
+            return from_mjcf(path).build()
+        return load_model(path).build()
+    except Exception as e:  # noqa: BLE001 (json, builder and file errors alike)
+        kind = "" if isinstance(e, (ValueError, OSError)) else f"{type(e).__name__}: "
+        msg = " ".join(str(e).split())
+        if isinstance(e, OSError) and e.strerror:
+            msg = e.strerror
+        if msg.startswith(f"{path}: "):  # (load_model names the file itself)
+            msg = msg[len(f"{path}: "):]
+        raise ValueError(f"model file {path}: {kind}{msg}") from None
+
+
 def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integrator="rk4",
-                  stabilizer="projection", save_every=None, out=None, plot=None, quiet=False) -> dict:
+                  stabilizer="projection", save_every=None, out=None, plot=None, quiet=False,
+                  plot_coords="all", _names=None, energy_tol=0.05) -> dict:
     """Simulate a JSON model file (``jaxmbs simulate``); returns the summary dict.
 
-    path: model file (`jaxmbs.save_model`). t0, t1, dt: time span and step, s.
+    path: model file (`jaxmbs.save_model`), or an MJCF (.xml, .mjcf) or URDF (.urdf) file
+    imported with `jaxmbs.from_mjcf` (needs the mujoco package; what the import does not
+    map is named in a warning on stderr). t0, t1, dt: time span and step, s.
     batch: number of members; perturb: ("key=rel", ...) each member's parameter `key`
     (see `Mechanism.param_names()`) scaled by 1 + rel * U(-1, 1), independently per member
     (seed: PRNG seed). integrator: rk4 | dopri5 | semi-implicit-euler | euler.
@@ -216,8 +341,13 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
     (default: about 500 samples). out: .npz with t (s,), q, v (batch, s, n), lam
     (batch, s, m), status (batch,), constraint_error, energy (batch, s), the perturbed
     parameter values and the coordinate / constraint names. plot: PNG of member 0's
-    time histories. Every member is assembled from the file's initial state (Newton on
-    the positions, least-norm consistent velocities) before it is simulated.
+    time histories; plot_coords: "all" (default) or a list / comma-separated string of the
+    coordinate names (or indices) to draw. Every member is assembled from the file's
+    initial state (Newton on the positions, least-norm consistent velocities) before it is
+    simulated. energy_tol: relative energy-balance error above which a member fails with
+    the ENERGY status (`jaxmbs.simulate`'s energy_tol; e.g. a spring too stiff for dt).
+    Every argument is checked before the simulation starts (ValueError naming it; a model
+    file's errors start with its name), the drawn parameters too (no mass <= 0).
     """
     import jax
     import jax.numpy as jnp
@@ -225,13 +355,17 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
 
     import jaxmbs
     from jaxmbs import status as st
-    from jaxmbs.io import load_model
 
-    if batch < 1:
-        raise ValueError(f"batch must be >= 1, got {batch}")
-    n_steps = int(round((t1 - t0) / dt))
-    if n_steps < 1:
-        raise ValueError(f"need t1 > t0 + dt, got t0={t0}, t1={t1}, dt={dt}")
+    nm = dict(_API_NAMES, **(_names or {}))
+    energy_tol = _finite(energy_tol, nm.get("energy_tol", "energy_tol"))
+    if not energy_tol > 0:
+        raise ValueError(f"{nm.get('energy_tol', 'energy_tol')}: must be > 0, got {energy_tol:g}")
+    a = check_simulate_args(t1, t0, dt, batch, seed, integrator, stabilizer, save_every, out,
+                            plot, names=nm)
+    t0, t1, dt, batch, seed, save_every, out, plot, n_steps = (
+        a[k] for k in ("t0", "t1", "dt", "batch", "seed", "save_every", "out", "plot", "n_steps"))
+    if isinstance(perturb, str):
+        perturb = (perturb,)
     if save_every is None:
         save_every = max(1, n_steps // 500)
         while n_steps % save_every:
@@ -240,30 +374,55 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
              "semi-implicit-euler": jaxmbs.SemiImplicitEuler(), "euler": jaxmbs.Euler()}
     stabs = {"projection": jaxmbs.Projection(), "baumgarte": jaxmbs.Baumgarte(10.0),
              "none": jaxmbs.NoStabilization()}
-    if integrator not in integ:
-        raise ValueError(f"unknown integrator {integrator!r}; choose one of {', '.join(integ)}")
-    if stabilizer not in stabs:
-        raise ValueError(f"unknown stabilizer {stabilizer!r}; choose one of {', '.join(stabs)}")
 
-    mech, params, q0, v0 = load_model(path).build()
+    mech, params, q0, v0 = _load_file(path)
     rng = np.random.default_rng(seed)
     values = {}
     for item in perturb:
-        key, sep, rel = item.partition("=")
+        key, sep, rel = str(item).partition("=")
         if not sep:
-            raise ValueError(f"--perturb {item!r}: expected KEY=REL, e.g. crank.mass=0.05")
+            raise ValueError(f"{nm['perturb']}: {item!r}: expected KEY=REL, e.g. crank.mass=0.05")
         try:
             rel = float(rel)
         except ValueError:
-            raise ValueError(f"--perturb {item!r}: REL must be a number") from None
-        base = np.asarray(mech.get(params, key))  # raises with the known keys
+            raise ValueError(f"{nm['perturb']}: {item!r}: REL must be a number") from None
+        if not math.isfinite(rel):
+            raise ValueError(f"{nm['perturb']}: {item!r}: REL must be finite")
+        if key not in mech.param_names():
+            raise ValueError(f"{nm['perturb']}: {item!r}: unknown parameter {key!r}; known: "
+                             f"{', '.join(mech.param_names())}")
+        if key in values:
+            raise ValueError(f"{nm['perturb']}: {key!r} is given twice")
+        base = np.asarray(mech.get(params, key))
         values[key] = base * (1 + rel * rng.uniform(-1, 1, (batch,) + base.shape))
+    if values:  # the drawn members must be valid parameters (e.g. no mass <= 0)
+        from jaxmbs.checks import check_params
+
+        drawn = jax.vmap(lambda vals: mech.replace(params, vals))({k: jnp.asarray(v) for k, v in values.items()})
+        try:
+            check_params(mech, drawn, where="drawn params")
+        except ValueError as e:
+            raise ValueError(f"{nm['perturb']}: {e}; the perturbation (1 + REL U(-1, 1), "
+                             f"seed {seed}) makes invalid members: choose a smaller REL (below 1 "
+                             "for a parameter that must stay positive)") from None
+    coords = None
+    if plot:
+        from jaxmbs.plot import select_coordinates
+
+        if isinstance(plot_coords, str) and plot_coords != "all":
+            plot_coords = [c.strip() for c in plot_coords.split(",") if c.strip()]
+            plot_coords = [int(c) if c.lstrip("-").isdigit() else c for c in plot_coords]
+        try:
+            coords = select_coordinates(mech, plot_coords)
+        except ValueError as e:
+            raise ValueError(f"{nm['plot_coords']}: {e}") from None
 
     def member(vals):
         p = mech.replace(params, vals) if vals else params
         asm = jaxmbs.assemble(mech, p, q0, v0, t0)
         tr = jaxmbs.simulate(mech, p, asm.q, asm.v, (t0, t1), dt, integrator=integ[integrator],
-                             stabilizer=stabs[stabilizer], save_every=save_every)
+                             stabilizer=stabs[stabilizer], save_every=save_every,
+                             energy_tol=energy_tol)
         return tr._replace(status=tr.status | asm.status)
 
     vals = {k: jnp.asarray(v) for k, v in values.items()}
@@ -292,6 +451,8 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
         "mechanism_steps_per_s": batch * n_steps / wall_s, "out": None, "plot": None,
     }
     if out:
+        if not out.endswith(".npz"):
+            out += ".npz"  # (what np.savez writes)
         np.savez(out, t=np.asarray(tr.t)[0], q=np.asarray(tr.q), v=np.asarray(tr.v),
                  lam=np.asarray(tr.lam), status=status, constraint_error=np.asarray(tr.constraint_error),
                  energy=energy, coordinate_names=np.array(mech.coordinate_names()),
@@ -301,7 +462,7 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
     if plot:
         from jaxmbs.plot import plot_trajectory
         one = jax.tree_util.tree_map(lambda x: x[0], tr)
-        plot_trajectory(one, mech, path=plot, title=f"{path} (member 0 of {batch})")
+        plot_trajectory(one, mech, coords, path=plot, title=f"{path} (member 0 of {batch})")
         result["plot"] = str(plot)
     if not quiet:
         w = 24
@@ -320,52 +481,143 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
     return result
 
 
-def main(argv=None) -> int:
-    """Entry point of the ``jaxmbs`` command; returns the exit status."""
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: "jaxmbs simulate: error: argument --dt: ...", exit 2."""
+
+    def error(self, message):
+        message = " ".join(str(message).split())
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _number(text):
+    """argparse type: a finite real number (inf and nan refused)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return x
+
+
+def _integer(minimum):
+    def conv(text):
+        try:
+            x = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if x < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {text!r}")
+        return x
+    conv.__name__ = "integer"
+    return conv
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _join_negative_values(argv, parser):
+    """'--dt -1e-3' -> '--dt=-1e-3': argparse would take '-1e-3' (or '-inf', '-.5e2') for
+    an option and answer "expected one argument"; joined, the option's own check names
+    the problem."""
+    takes_value = set()
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        for act in p._actions:
+            if isinstance(act, argparse._SubParsersAction):
+                stack.extend(act.choices.values())
+            elif act.option_strings and act.nargs is None:
+                takes_value.update(act.option_strings)
+    out, i = [], 0
+    while i < len(argv):
+        tok = argv[i]
+        if tok in takes_value and i + 1 < len(argv) and argv[i + 1].startswith("-") \
+                and _is_number(argv[i + 1]):
+            out.append(f"{tok}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(tok)
+            i += 1
+    return out
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``jaxmbs`` argument parser (one-line errors, exit status 2)."""
     from . import __version__
 
-    ap = argparse.ArgumentParser(prog="jaxmbs", description="jaxmbs: constrained planar "
-                                 "multibody dynamics in redundant coordinates, in pure JAX.")
+    ap = _Parser(prog="jaxmbs", description="jaxmbs: constrained planar multibody dynamics in "
+                 "redundant coordinates, in pure JAX.")
     ap.add_argument("--version", action="version", version=f"jaxmbs {__version__}")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("demo", help="Monte-Carlo inverse dynamics of a slider-crank batch",
-                       description=__doc__.split("\n\n")[2].replace("\n", " "))
-    d.add_argument("--batch", type=int, default=4096, help="number of mechanisms (default 4096)")
-    d.add_argument("--seed", type=int, default=0, help="PRNG seed (default 0)")
-    d.add_argument("--points", type=int, default=73,
-                   help="time points over one revolution (default 73: every 5 degrees)")
+                       description=" ".join(__doc__.split("\n\n")[2].split()))
+    d.add_argument("--batch", type=_integer(1), default=4096, help="number of mechanisms (default 4096)")
+    d.add_argument("--seed", type=_integer(0), default=0, help="PRNG seed, >= 0 (default 0)")
+    d.add_argument("--points", type=_integer(2), default=73,
+                   help="time points over one revolution, >= 2 (default 73: every 5 degrees)")
     d.add_argument("--out", default="demo.png", help="PNG to write (default demo.png)")
     d.add_argument("--no-plot", action="store_true", help="do not write the PNG")
     d.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
-    sm = sub.add_parser("simulate", help="simulate a JSON model file (batch, perturbations, npz, plot)",
-                        description=simulate_file.__doc__.split("\n\n")[0])
-    sm.add_argument("model", help="JSON model file (jaxmbs.save_model)")
-    sm.add_argument("--t1", type=float, required=True, help="end time, s")
-    sm.add_argument("--t0", type=float, default=0.0, help="start time, s (default 0)")
-    sm.add_argument("--dt", type=float, default=1e-3, help="time step, s (default 1e-3)")
-    sm.add_argument("--batch", type=int, default=1, help="number of members (default 1)")
+    sm = sub.add_parser("simulate", help="simulate a model file: JSON, MJCF or URDF (batch, perturbations, npz, plot)",
+                        description=" ".join(simulate_file.__doc__.split("\n\n")[0].split()))
+    sm.add_argument("model", help="model file: jaxmbs JSON (jaxmbs.save_model), MJCF (.xml) or URDF (.urdf)")
+    sm.add_argument("--t1", type=_number, required=True, help="end time, s")
+    sm.add_argument("--t0", type=_number, default=0.0, help="start time, s (default 0)")
+    sm.add_argument("--dt", type=_number, default=1e-3,
+                    help="time step, s, > 0, a whole number of steps in t1 - t0 (default 1e-3)")
+    sm.add_argument("--batch", type=_integer(1), default=1, help="number of members (default 1)")
     sm.add_argument("--perturb", nargs="*", default=[], metavar="KEY=REL",
                     help="scale parameter KEY by 1 + REL*U(-1,1) per member, e.g. crank.mass=0.05")
-    sm.add_argument("--seed", type=int, default=0)
-    sm.add_argument("--integrator", default="rk4", help="rk4 | dopri5 | semi-implicit-euler | euler")
-    sm.add_argument("--stabilizer", default="projection", help="projection | baumgarte | none")
-    sm.add_argument("--save-every", type=int, default=None, help="steps between saved samples")
-    sm.add_argument("--out", default=None, help="results .npz")
-    sm.add_argument("--plot", default=None, help="PNG of member 0's time histories")
+    sm.add_argument("--seed", type=_integer(0), default=0, help="PRNG seed of --perturb, >= 0 (default 0)")
+    sm.add_argument("--integrator", default="rk4", choices=INTEGRATORS, help="(default rk4)")
+    sm.add_argument("--stabilizer", default="projection", choices=STABILIZERS,
+                    help="(default projection)")
+    sm.add_argument("--save-every", type=_integer(1), default=None,
+                    help="steps between saved samples; must divide the steps (default: about 500 samples)")
+    sm.add_argument("--out", default=None, help="results .npz (its folder must exist)")
+    sm.add_argument("--plot", default=None, help="figure of member 0's time histories (PNG, PDF, ...)")
+    sm.add_argument("--plot-coords", default="all", metavar="NAMES",
+                    help="coordinates drawn by --plot: 'all' (default) or comma-separated names, "
+                         "e.g. crank.theta,slider.x")
+    sm.add_argument("--energy-tol", type=_number, default=0.05,
+                    help="relative energy-balance error above which a member fails with status "
+                         "ENERGY, e.g. a spring too stiff for --dt (default 0.05)")
     sm.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
     sm.add_argument("--json", action="store_true", help="also print the summary as one JSON object (last line)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``jaxmbs`` command; returns the exit status (0 ok, 2 bad
+    arguments or model file, 3 some members failed)."""
+    ap = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = ap.parse_args(_join_negative_values(argv, ap))
 
     if args.command == "simulate":
-        import jax
+        prog = "jaxmbs simulate"
+        if args.plot_coords != "all" and args.plot is None:
+            print(f"{prog}: error: argument --plot-coords: needs --plot", file=sys.stderr)
+            return 2
+        try:  # the arguments first, before JAX starts
+            check_simulate_args(args.t1, args.t0, args.dt, args.batch, args.seed, args.integrator,
+                                args.stabilizer, args.save_every, args.out, args.plot,
+                                names=_CLI_NAMES)
+            import jax
 
-        jax.config.update("jax_enable_x64", not args.float32)
-        try:
+            jax.config.update("jax_enable_x64", not args.float32)
             res = simulate_file(args.model, args.t1, args.t0, args.dt, args.batch, args.perturb,
                                 args.seed, args.integrator, args.stabilizer, args.save_every,
-                                args.out, args.plot)
+                                args.out, args.plot, plot_coords=args.plot_coords,
+                                _names=_CLI_NAMES, energy_tol=args.energy_tol)
         except (ValueError, OSError) as e:
-            print(f"jaxmbs simulate: error: {e}", file=sys.stderr)
+            print(f"{prog}: error: {' '.join(str(e).split())} (see {prog} --help)", file=sys.stderr)
             return 2
         if args.json:
             print(json.dumps(res))
@@ -373,13 +625,18 @@ def main(argv=None) -> int:
     if args.command != "demo":
         ap.print_help()
         return 1
-    if args.batch < 1 or args.points < 2:
-        ap.error("--batch must be >= 1 and --points >= 2")
+    out = None if args.no_plot else args.out
+    if out is not None:
+        try:
+            _output_path(out, "argument --out", "PNG")
+        except ValueError as e:
+            print(f"jaxmbs demo: error: {e} (see jaxmbs demo --help)", file=sys.stderr)
+            return 2
 
     import jax
 
     jax.config.update("jax_enable_x64", True)
-    res = demo(args.batch, args.seed, args.points, None if args.no_plot else args.out)
+    res = demo(args.batch, args.seed, args.points, out)
     if args.json:
         print(json.dumps(res))
     return 0

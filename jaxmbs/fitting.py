@@ -54,7 +54,8 @@ from .analysis import reactions as _reactions
 from .equations import constraint_terms, generalized_forces, mass_matrix
 from .integrators import RK4
 from .mechanism import Params
-from .planar.geometry import rotate
+from .core import families as _F
+from .equations import frame_states as _frame_states
 from .saddle import SchurCholesky
 from .simulate import simulate
 from .stabilize import Projection
@@ -103,7 +104,7 @@ class Output:
         if self.kind == "velocity":
             return f"{self.target}_dot"
         if self.kind == "point":
-            loc = "" if self.local == (0.0, 0.0) else f"@({self.local[0]:g},{self.local[1]:g})"
+            loc = "" if not any(self.local) else "@(" + ",".join(f"{x:g}" for x in self.local) + ")"
             return f"{self.target}{loc}"
         ax = "" if self.axis is None else f"[{self.axis}]"
         return f"{self.target}.{self.component}{ax}"
@@ -111,13 +112,20 @@ class Output:
     def size(self, mech) -> int:
         if self.kind in ("coordinate", "velocity"):
             return 1
+        if self.axis is not None:
+            return 1
         if self.kind == "point":
-            return 2 if self.axis is None else 1
+            return _frame_kind_of(mech, self.target).dim
+        j = mech.joint(self.target)
+        if j.kind in ("constraint", "velocity_constraint"):
+            return mech.n_vel if self.component == "generalized" else 1
+        fk = _frame_kind_of(mech, mech.frame_names[j.frame_j])
         if self.component == "force":
-            return 2 if self.axis is None else 1
+            return fk.dim
         if self.component == "generalized":
-            n = 3 if mech.joint(self.target).kind != "constraint" else mech.n_coords
-            return n if self.axis is None else 1
+            return fk.wv
+        if self.component == "moment":
+            return 1 if fk.dim == 2 else 3
         return 1
 
     def labels(self, mech) -> tuple:
@@ -125,12 +133,14 @@ class Output:
         if d == 1:
             return (self.name,)
         if self.kind == "point" or self.component == "force":
-            return tuple(f"{self.name}.{c}" for c in "xy")
+            return tuple(f"{self.name}.{c}" for c in "xyz"[:d])
         return tuple(f"{self.name}[{i}]" for i in range(d))
 
     def validate(self, mech):
-        if self.kind in ("coordinate", "velocity"):
+        if self.kind == "coordinate":
             mech.coordinate_index(self.target)
+        elif self.kind == "velocity":
+            mech.velocity_index(self.target)
         elif self.kind == "point":
             if self.target not in mech.body_names + mech.particle_names:
                 raise ValueError(f"point output: unknown body {self.target!r}; known: "
@@ -155,17 +165,13 @@ class Output:
         if self.kind == "coordinate":
             return q[:, mech.coordinate_index(self.target)][:, None]
         if self.kind == "velocity":
-            return v[:, mech.coordinate_index(self.target)][:, None]
+            return v[:, mech.velocity_index(self.target)][:, None]
         if self.kind == "point":
-            if self.target in mech.body_names:
-                b = mech.body_names.index(self.target)
-                X = q[:, 3 * b: 3 * b + 3]
-                s = jnp.asarray(self.local, q.dtype)
-                out = X[:, :2] + rotate(X[:, 2], jnp.broadcast_to(s, X[:, :2].shape))
-            else:
-                p = mech.particle_names.index(self.target)
-                i0 = 3 * mech.n_bodies + 2 * p
-                out = q[:, i0: i0 + 2]
+            fk = _frame_kind_of(mech, self.target)
+            f = mech.frame_names.index(self.target)
+            X = jax.vmap(lambda qq: _frame_states(mech, fk.name, qq, None, [f])[0][0])(q)
+            s = jnp.broadcast_to(jnp.asarray(self.local, q.dtype)[: fk.dim], (X.shape[0], fk.dim))
+            out = fk.point(X, s)[0]
             return out if self.axis is None else out[:, self.axis: self.axis + 1]
         # reaction
         name, comp = self.target, self.component
@@ -175,6 +181,13 @@ class Output:
 
         out = jax.vmap(one)(q, lam)
         return out if self.axis is None else out[:, self.axis: self.axis + 1]
+
+
+def _frame_kind_of(mech, name):
+    """The FrameKind of the frame (body or particle) called name."""
+    if name not in mech.frame_names[1:]:
+        raise ValueError(f"unknown body {name!r}; known: {', '.join(mech.frame_names[1:])}")
+    return _F.frame_kind(mech.frame_kinds()[mech.frame_names.index(name)])
 
 
 def _full_size(o, mech):
@@ -197,9 +210,9 @@ def angle(body: str) -> Output:
 
 
 def point(body: str, local=(0.0, 0.0), axis: Optional[int] = None) -> Output:
-    """Global position (x, y) in m of the body-frame point `local` of `body` (axis 0/1: x or
-    y only). For a particle: its position."""
-    loc = tuple(float(x) for x in np.asarray(local, float).reshape(2))
+    """Global position (x, y) (planar) or (x, y, z) (spatial) in m of the body-frame point
+    `local` of `body` (axis: one component only). For a particle: its position."""
+    loc = tuple(float(x) for x in np.asarray(local, float).reshape(-1))
     return Output("point", body, local=loc, axis=axis)
 
 
@@ -606,10 +619,10 @@ class Problem:
         if not measurements:
             raise ValueError("no measurements given")
         ms = align(mech, measurements, (t0, t1), dt, save_every)
-        n = mech.n_coords
+        n, nv = mech.n_coords, mech.n_vel
         q0, v0 = jnp.asarray(q0, float), jnp.asarray(v0, float)
-        if q0.shape != (n,) or v0.shape != (n,):
-            raise ValueError(f"q0 and v0 must have shape ({n},), got {q0.shape}, {v0.shape}")
+        if q0.shape != (n,) or v0.shape != (nv,):
+            raise ValueError(f"q0 must have shape ({n},) and v0 ({nv},), got {q0.shape}, {v0.shape}")
         self.mech = mech
         self.trainable = trainable
         self.q0, self.v0 = q0, v0
@@ -1114,36 +1127,44 @@ def identifiability(problem: Problem, theta, **kw) -> Analysis:
 # Linear regressor (equation error)
 # =====================================================================================
 
-def inertial_labels(mech) -> tuple:
-    """Labels of the linear inertial parameters: per body 'b.m', 'b.mcx', 'b.mcy', 'b.Jref';
-    per particle 'p.m'."""
+def _inertial_families(mech):
     out = []
-    for b in mech.body_names:
-        out += [f"{b}.m", f"{b}.mcx", f"{b}.mcy", f"{b}.Jref"]
-    out += [f"{p}.m" for p in mech.particle_names]
-    return tuple(out)
+    for bb in mech.bodies:
+        bf = _F.body_family(bb.kind)
+        if not hasattr(bf, "to_inertial"):
+            raise ValueError(f"body family {bb.kind!r} has no linear inertial parametrisation; "
+                             "use linear_regressor with named parameters instead")
+        out.append((bb, bf, mech.nodes[bb.node].names))
+    return out
+
+
+def inertial_labels(mech) -> tuple:
+    """Labels of the linear inertial parameters, body family by body family: per planar
+    body 'b.m', 'b.mcx', 'b.mcy', 'b.Jref'; per particle 'p.m' (see each body family's
+    `inertial_labels`)."""
+    return tuple(f"{n}.{lab}" for _, bf, names in _inertial_families(mech)
+                 for n in names for lab in bf.inertial_labels)
 
 
 def inertial_parameters(mech, params):
-    """Linear inertial parameter vector (4 nb + np,): per body (m, m c_x, m c_y,
+    """Linear inertial parameter vector: per planar body (m, m c_x, m c_y,
     J_ref = J_G + m |c|^2) with c the CG in body coordinates and J_ref the inertia about the
-    body's reference point; then the particle masses."""
-    m, c, J = params.mass, params.cg, params.inertia
-    body = jnp.stack([m, m * c[:, 0], m * c[:, 1], J + m * jnp.sum(c**2, -1)], -1).reshape(-1)
-    return jnp.concatenate([body, params.particle_mass])
+    body's reference point; then the particle masses (the body families' `to_inertial`)."""
+    parts = [bf.to_inertial(params.bodies[bb.kind]).reshape(-1)
+             for bb, bf, _ in _inertial_families(mech)]
+    return jnp.concatenate(parts)
 
 
 def params_from_inertial(mech, params, phi):
     """Params with mass, cg and inertia (about the CG) from the linear inertial vector phi."""
-    nb = mech.n_bodies
     phi = jnp.asarray(phi)
-    B = phi[: 4 * nb].reshape(nb, 4)
-    m = B[:, 0]
-    h = B[:, 1:3]
-    cg = h / m[:, None]
-    J = B[:, 3] - jnp.sum(h**2, -1) / m
-    pm = phi[4 * nb:]
-    return params.replace(mass=m, cg=cg, inertia=J, particle_mass=pm)
+    bodies = {k: dict(v) for k, v in params.bodies.items()}
+    i = 0
+    for bb, bf, names in _inertial_families(mech):
+        L = len(bf.inertial_labels)
+        bodies[bb.kind].update(bf.from_inertial(phi[i: i + L * len(names)].reshape(len(names), L)))
+        i += L * len(names)
+    return params.replace(bodies=bodies)
 
 
 class Regressor(NamedTuple):

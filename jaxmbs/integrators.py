@@ -1,9 +1,19 @@
-"""Time integrators for y' = f(t, y), y a pytree (here (q, v, w)).
+"""Time integrators for the mechanism state y = (q, v, w) (diffrax style).
 
-Fixed-step integrators implement `step(f, t, y, h) -> (y_new, status)`; the adaptive
-one implements `attempt(f, t, y, h) -> (y_new, error_norm, status)` and the step-size
-controller `next_h`. All are hashable configurations (no state): pass them to
-`simulate(..., integrator=...)`.
+An integrator is a hashable configuration with
+
+    init(term, t0, y0, h) -> state                 (None for one-step methods)
+    advance(term, t, y, h, state) -> (y_new, state, status)
+
+and, for the one-step methods, the stateless `step(f, t, y, h) -> (y_new, status)` (f a
+term or a plain function (t, y) -> (dy, status), whose q is then advanced by q + h qdot)
+
+where `term` is the vector field (`jaxmbs.dynamics.MechanismTerm`): term.vf(t, y) ->
+((qdot, vdot, power), status), and the node families' kinematic maps term.qdot(q, v) and
+term.retract(q, dv) (q + dv for planar nodes; the quaternion exponential map for spatial
+bodies). State lets multistep and implicit methods carry what they need between steps.
+The adaptive one implements `attempt(term, t, y, h) -> (y_new, error_norm, status)` and
+the step-size controller `next_h`. Pass them to `simulate(..., integrator=...)`.
 """
 from __future__ import annotations
 
@@ -28,7 +38,7 @@ def _axpy(y, h, *terms):
     return tmap(comb, y, *[k for _, k in terms])
 
 
-def _rk_stages(f, t, y, h, A, c, unroll=False):
+def _rk_stages(term, t, y, h, A, c, unroll=False):
     """Evaluate the s stages of an explicit Runge-Kutta method in a `lax.scan` over stages,
     so the vector field is traced and compiled once instead of s times.
 
@@ -43,7 +53,7 @@ def _rk_stages(f, t, y, h, A, c, unroll=False):
     def stage(carry, i):
         ks, status = carry
         yi = tmap(lambda a, k: a + h * jnp.tensordot(A[i], k, axes=1), y, ks)
-        k, st = f(t + c[i] * h, yi)
+        k, st = term.vf(t + c[i] * h, yi)
         ks = tmap(lambda K, kk: K.at[i].set(kk), ks, k)
         return (ks, status | st), None
 
@@ -66,20 +76,51 @@ _RK4_B = (1 / 6, 1 / 3, 1 / 3, 1 / 6)
 _RK4_C = (0.0, 0.5, 0.5, 1.0)
 
 
+class _FnTerm:
+    """A plain vector field f(t, y) -> (dy, status) as a term (identity kinematic maps)."""
+
+    def __init__(self, f):
+        self.vf = f
+
+    @staticmethod
+    def qdot(q, v):
+        return v
+
+    @staticmethod
+    def retract(q, dv):
+        return q + dv
+
+
+def _as_term(f):
+    return f if hasattr(f, "vf") else _FnTerm(f)
+
+
+class _OneStep:
+    """One-step methods carry no state between steps: `advance` is `step`."""
+
+    def init(self, term, t0, y0, h):
+        del term, t0, y0, h
+        return None
+
+    def advance(self, term, t, y, h, state=None):
+        y1, status = self.step(term, t, y, h)
+        return y1, state, status
+
+
 @static_class
-class Euler:
+class Euler(_OneStep):
     """Explicit Euler, order 1 (for tests and comparisons)."""
 
     order = 1
     adaptive = False
 
     def step(self, f, t, y, h):
-        k, s = f(t, y)
+        k, s = _as_term(f).vf(t, y)
         return _axpy(y, h, (1.0, k)), s
 
 
 @static_class
-class RK4:
+class RK4(_OneStep):
     """Classical 4th-order Runge-Kutta, fixed step.
 
     unroll: trace the 4 stages separately (longer compile; see BENCHMARKS.md for the
@@ -91,25 +132,27 @@ class RK4:
     adaptive = False
 
     def step(self, f, t, y, h):
-        ks, status = _rk_stages(f, t, y, h, _RK4_A, _RK4_C, self.unroll)
+        ks, status = _rk_stages(_as_term(f), t, y, h, _RK4_A, _RK4_C, self.unroll)
         return _combine(y, h, _RK4_B, ks), status
 
 
 @static_class
-class SemiImplicitEuler:
-    """Symplectic (semi-implicit) Euler, order 1: v1 = v + h a(q, v); q1 = q + h v1.
+class SemiImplicitEuler(_OneStep):
+    """Symplectic (semi-implicit) Euler, order 1: v1 = v + h a(q, v); q1 = q (+) h v1
+    (q + h v1 for planar nodes, the exponential map for spatial bodies).
 
-    Expects y = (q, v, *rest) with f returning (v, a, *rest_rates).
+    Expects y = (q, v, *rest) with term.vf returning (qdot, a, *rest_rates).
     """
 
     order = 1
     adaptive = False
 
     def step(self, f, t, y, h):
-        k, s = f(t, y)
+        term = _as_term(f)
+        k, s = term.vf(t, y)
         q, v, *rest = y
         v1 = v + h * k[1]
-        q1 = q + h * v1
+        q1 = term.retract(q, h * v1)
         rest1 = [r + h * kr for r, kr in zip(rest, k[2:])]
         return (q1, v1, *rest1), s
 
@@ -130,7 +173,7 @@ _B4 = (5179 / 57600, 0.0, 7571 / 16695, 393 / 640, -92097 / 339200, 187 / 2100, 
 
 
 @static_class
-class DormandPrince5:
+class DormandPrince5(_OneStep):
     """Adaptive Dormand-Prince 5(4) with error control on every component of y.
 
     rtol, atol: tolerances; max_steps: static budget of step attempts over the whole run
@@ -151,7 +194,7 @@ class DormandPrince5:
 
     def attempt(self, f, t, y, h):
         A = [list(row) + [0.0] * (7 - len(row)) for row in _A]
-        ks, st = _rk_stages(f, t, y, h, A, _C)
+        ks, st = _rk_stages(_as_term(f), t, y, h, A, _C)
         y5 = _combine(y, h, _B5, ks)
         db = jnp.asarray([b5 - b4 for b5, b4 in zip(_B5, _B4)], jax.tree_util.tree_leaves(y)[0].dtype)
         err = tmap(lambda k: h * jnp.tensordot(db, k, axes=1), ks)

@@ -31,13 +31,23 @@ from .model import Model
 __all__ = ["save_model", "load_model", "model_to_dict", "model_from_dict", "FORMAT", "VERSION"]
 
 FORMAT = "jaxmbs-model"
-VERSION = 1
+VERSION = 2  # 2: "model" may name its "kind" ("planar", the default, or "spatial")
 
 
-def _builder_methods():
-    return {k for k, v in vars(Model).items()
-            if (k.startswith("add_") or k.startswith("drive_")) and callable(v)
-            and hasattr(v, "__wrapped__")}
+def _builder_class(kind):
+    if kind == "planar":
+        return Model
+    if kind == "spatial":
+        from .spatial import SpatialModel
+        return SpatialModel
+    raise ValueError(f"field 'model.kind': expected 'planar' or 'spatial', got {kind!r}")
+
+
+def _builder_methods(cls=Model):
+    Model = cls
+    return {k for k in dir(Model)
+            if (k.startswith("add_") or k.startswith("drive_"))
+            and callable(getattr(Model, k)) and hasattr(getattr(Model, k), "__wrapped__")}
 
 
 def _encode(x, where):
@@ -91,9 +101,11 @@ def _decode(x):
 
 
 def model_to_dict(model: Model) -> dict:
-    """The JSON-able description of a `Model` (see the module docstring)."""
-    if not isinstance(model, Model):
-        raise ValueError(f"model_to_dict expects a jaxmbs.Model, got {type(model).__name__}")
+    """The JSON-able description of a `Model` or `SpatialModel` (see the module docstring)."""
+    from .spatial import SpatialModel
+
+    if not isinstance(model, (Model, SpatialModel)):
+        raise ValueError(f"model_to_dict expects a jaxmbs.Model or SpatialModel, got {type(model).__name__}")
     calls = []
     for i, (method, args) in enumerate(model._calls):
         name = args.get("name", "")
@@ -102,7 +114,9 @@ def model_to_dict(model: Model) -> dict:
                                for k, v in args.items()}})
     init_args = getattr(model, "_init_args", None) or {"gravity": model.gravity}
     init = {k: _encode(v, f"model.{k}") for k, v in init_args.items()}
-    return {"format": FORMAT, "version": VERSION, "model": init, "calls": calls}
+    if isinstance(model, SpatialModel):  # version 2: the builder kind; planar files stay version 1
+        return {"format": FORMAT, "version": 2, "model": {"kind": "spatial", **init}, "calls": calls}
+    return {"format": FORMAT, "version": 1, "model": init, "calls": calls}
 
 
 def model_from_dict(d: Any) -> Model:
@@ -123,8 +137,11 @@ def model_from_dict(d: Any) -> Model:
     init = d.get("model", {})
     if not isinstance(init, dict):
         raise ValueError("field 'model': expected an object such as {\"gravity\": [0, -9.81]}")
+    init = dict(init)
+    kind = init.pop("kind", "planar") if ver >= 2 else "planar"
+    cls = _builder_class(kind)
     try:
-        model = Model(**_decode(init))
+        model = cls(**_decode(init))
     except TypeError as e:
         raise ValueError(f"field 'model': {e}") from None
     except ValueError as e:
@@ -132,7 +149,7 @@ def model_from_dict(d: Any) -> Model:
     calls = d.get("calls")
     if not isinstance(calls, list):
         raise ValueError("field 'calls': expected a list of {\"method\": ..., \"args\": {...}}")
-    allowed = _builder_methods()
+    allowed = _builder_methods(cls)
     for i, c in enumerate(calls):
         if not isinstance(c, dict) or set(c) - {"method", "args"} or "method" not in c:
             raise ValueError(f"field calls[{i}]: expected an object {{\"method\": ..., \"args\": {{...}}}}, got {c!r}")

@@ -1,51 +1,124 @@
 """Mechanism (static topology) and Params (differentiable numbers).
 
-A `Mechanism` is hashable and carries no arrays: counts, per-family index tables, row
-offsets, names and user functions. Two mechanisms built with the same topology compare
-equal, so jitted functions compiled for one serve the other. It is a pytree with no
-leaves, so it can be passed straight to `jax.jit`-ed functions.
+A `Mechanism` is hashable and carries no arrays: node blocks (which coordinates q and
+velocity coordinates v belong to which family), body blocks, per-family constraint and
+force blocks with their frame index tables and row offsets, names and user functions. Two
+mechanisms built with the same topology compare equal, so jitted functions compiled for
+one serve the other. It is a pytree with no leaves, so it can be passed straight to
+`jax.jit`-ed functions.
 
-`Params` holds every physical number as an array leaf, grouped by family so that each
-family is evaluated with one vectorised array expression.
+q (n_coords,) and v (n_vel,) may have different lengths (a spatial body has 7 position
+coordinates, position and unit quaternion, and 6 velocity coordinates); the constraint
+Jacobian `jac` is taken with respect to v (m, n_vel), and M is (n_vel, n_vel).
+
+`Params` holds every physical number as an array leaf, grouped by family (bodies, joints,
+forces, user), so that each family is evaluated with one vectorised array expression.
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, NamedTuple
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._tree import pytree_dataclass, static_class, static_field
+from ._tree import pytree_dataclass, static_class
+from .core import families as fam_registry
 
-__all__ = ["Mechanism", "Params", "State", "JointInfo", "FamilyBlock"]
+__all__ = ["Mechanism", "Params", "State", "JointInfo", "FamilyBlock", "ForceBlock",
+           "NodeBlock", "BodyBlock", "UserFunction"]
 
 
 class State(NamedTuple):
-    """Mechanism state: time t (s), coordinates q (n,), velocities v (n,)."""
+    """Mechanism state: time t (s), coordinates q (n_coords,), velocities v (n_vel,)."""
 
     t: Any
     q: Any
     v: Any
 
 
+def _legacy_aliases():
+    """{'mass': (body family, field), ...}: short attribute names of Params declared by
+    body families (`legacy_params`), e.g. params.mass for the planar bodies' masses."""
+    out = {}
+    for name in fam_registry.registered("body"):
+        for alias, field in getattr(fam_registry.body_family(name), "legacy_params", {}).items():
+            out[alias] = (name, field)
+    return out
+
+
 @pytree_dataclass
 class Params:
     """Every physical number of a mechanism, SI units.
 
-    mass (nb,) kg, inertia (nb,) kg m^2 about the CG, cg (nb, 2) m (CG in the body frame),
-    particle_mass (np,) kg, gravity (2,) m/s^2, joints[family][field] (k, ...),
-    forces[family][field] (k, ...), user[name]: parameters of user constraints/forces.
+    bodies[family][field] (k, ...): body data per body family (e.g. planar bodies: mass
+    (k,) kg, inertia (k,) kg m^2 about the CG, cg (k, 2) m; spatial bodies: inertia
+    (k, 3, 3)); gravity (d,) m/s^2; joints[family][field] (k, ...);
+    forces[family][field] (k, ...); user[name]: parameters of user constraints/forces.
+    Body families may declare short aliases: `params.mass`, `params.inertia`,
+    `params.cg`, `params.particle_mass` are the planar bodies' and particles' data.
     """
 
-    mass: Any
-    inertia: Any
-    cg: Any
-    particle_mass: Any
+    bodies: dict
     gravity: Any
     joints: dict
     forces: dict
     user: dict
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        alias = _legacy_aliases().get(name)
+        if alias is None:
+            raise AttributeError(f"Params has no field {name!r}")
+        fam, field = alias
+        d = self.bodies.get(fam)
+        if d is None or field not in d:
+            return jnp.zeros((0,))
+        return d[field]
+
+    def replace(self, **kw):
+        """New Params with fields replaced; the legacy aliases (mass, inertia, cg,
+        particle_mass) replace the corresponding body family field."""
+        aliases = _legacy_aliases()
+        bodies = {f: dict(d) for f, d in self.bodies.items()}
+        fields = {"bodies": bodies, "gravity": self.gravity, "joints": self.joints,
+                  "forces": self.forces, "user": self.user}
+        for k, v in kw.items():
+            if k in fields:
+                fields[k] = v
+                if k == "bodies":
+                    bodies = fields["bodies"] = {f: dict(d) for f, d in v.items()}
+            elif k in aliases:
+                fam, field = aliases[k]
+                bodies.setdefault(fam, {})[field] = v
+            else:
+                raise TypeError(f"Params.replace: unknown field {k!r}")
+        return Params(**fields)
+
+
+@static_class
+class NodeBlock:
+    """k nodes of one node family, contiguous in q (from q0) and in v (from v0); frame0:
+    frame index of the first node (-1 for frame-less nodes, e.g. cam curve parameters)."""
+
+    kind: str
+    names: tuple
+    q0: int
+    v0: int
+    frame0: int = -1
+
+    @property
+    def size(self):
+        return len(self.names)
+
+
+@static_class
+class BodyBlock:
+    """The bodies of one body family, one per node of `mechanism.nodes[node]`."""
+
+    kind: str
+    node: int
 
 
 @static_class
@@ -59,8 +132,9 @@ class FamilyBlock:
     rows_per: int
     owners: tuple
     user_profiles: tuple = ()  # ((instance, fn), ...)
-    # families with extra (massless) coordinates (cam): per instance, the indices in q of
-    # its extra coordinates, and the family's static data (the cam's curve codes)
+    # families with extra (massless) coordinates (cam): per instance, the indices in v
+    # (= in q: extra coordinates are scalars) of its extra coordinates, and the family's
+    # static data (the cam's curve codes)
     extra_cols: tuple = ()
     static: tuple = ()
 
@@ -71,23 +145,20 @@ class FamilyBlock:
 
 @static_class
 class ForceBlock:
-    """k instances of one force family (`jaxmbs.planar.forces.FORCE_FAMILIES[kind]`)
-    between frames_i and frames_j, with their names and static user functions."""
+    """k instances of one force family between frames_i and frames_j, with their names,
+    static user functions ((instance, fn), ...) and static per-instance data."""
 
     kind: str
     frames_i: tuple
     frames_j: tuple
     names: tuple
-    fns: tuple = ()  # ((instance, fn), ...) static user functions (profiles, terrain)
+    fns: tuple = ()
+    static: tuple = ()
 
-
-@static_class
-class LoadBlock:
-    frames: tuple
-    names: tuple
-    control: tuple  # channel or -1
-    local: tuple
-    fns: tuple  # ((instance, fn), ...)
+    @property
+    def frames(self):
+        """frames_j (the frame a load acts on)."""
+        return self.frames_j
 
 
 @static_class
@@ -115,21 +186,22 @@ class JointInfo:
 
 @static_class
 class Mechanism:
-    """Static topology of a planar mechanism; see `jaxmbs.Model` to build one.
+    """Static topology of a mechanism; see `jaxmbs.Model` (planar) and
+    `jaxmbs.SpatialModel` (3D) to build one.
 
-    Coordinates q (n,) are [x, y, theta] of every body (in order of creation) followed
-    by [x, y] of every particle, then the extra (massless) coordinates `extra_names`
-    (cam curve parameters). Constraint rows are grouped by family.
+    Coordinates q (n_coords,) and velocities v (n_vel,) are the node blocks' entries in
+    order (`coordinate_names()`, `velocity_names()`); for planar mechanisms, [x, y, theta]
+    of every body followed by [x, y] of every particle, then the extra (massless)
+    coordinates (cam curve parameters), and v has the same layout. Frames are the ground
+    (frame 0) and every node that has one. Constraint rows are grouped by family.
     """
 
-    body_names: tuple
-    particle_names: tuple
+    nodes: tuple
+    bodies: tuple
     families: tuple
     user_constraints: tuple
     joints: tuple
-    springs: ForceBlock
-    torsions: ForceBlock
-    loads: LoadBlock
+    force_blocks: tuple
     user_forces: tuple
     n_controls: int
     param_keys: tuple  # ((key, (group, family, field, index, column)), ...)
@@ -138,14 +210,42 @@ class Mechanism:
     # nonholonomic row (knife edges included); position-level code skips these rows
     velocity_constraints: tuple = ()
     nonholonomic_rows: tuple = ()
-    # force families beyond springs and torsions (contact, rotating frame, ...): one
-    # ForceBlock per family, evaluated generically through FORCE_FAMILIES
-    force_blocks: tuple = ()
-    # extra (massless) scalar coordinates appended to q after the particles, e.g. a cam
-    # joint's curve parameters 'cam.s_i', 'cam.s_j'
-    extra_names: tuple = ()
 
     # --- sizes ---------------------------------------------------------------
+    @property
+    def n_coords(self) -> int:
+        """Number of coordinates (length of q)."""
+        return sum(b.size * fam_registry.node_family(b.kind).nq for b in self.nodes)
+
+    @property
+    def n_vel(self) -> int:
+        """Number of velocity coordinates (length of v; equals n_coords when every node's
+        velocities are the derivatives of its coordinates)."""
+        return sum(b.size * fam_registry.node_family(b.kind).nv for b in self.nodes)
+
+    @property
+    def identity_kinematics(self) -> bool:
+        """True when qdot = v and q (+) dv = q + dv for every node (planar mechanisms)."""
+        return all(fam_registry.node_family(b.kind).identity for b in self.nodes)
+
+    def _names(self, pred):
+        return tuple(n for b in self.nodes if pred(fam_registry.node_family(b.kind)) for n in b.names)
+
+    @property
+    def body_names(self) -> tuple:
+        """Names of the rigid bodies (nodes with orientation), in order."""
+        return self._names(lambda f: f.rigid)
+
+    @property
+    def particle_names(self) -> tuple:
+        """Names of the particles (nodes with a frame but no orientation), in order."""
+        return self._names(lambda f: bool(f.frame) and not f.rigid)
+
+    @property
+    def extra_names(self) -> tuple:
+        """Names of the extra (massless, frame-less) coordinates, e.g. 'cam.s_i'."""
+        return self._names(lambda f: not f.frame)
+
     @property
     def n_bodies(self) -> int:
         return len(self.body_names)
@@ -155,13 +255,8 @@ class Mechanism:
         return len(self.particle_names)
 
     @property
-    def n_coords(self) -> int:
-        """Number of coordinates n = 3 n_bodies + 2 n_particles + n_extra."""
-        return 3 * self.n_bodies + 2 * self.n_particles + len(self.extra_names)
-
-    @property
     def n_extra(self) -> int:
-        """Number of extra (massless) coordinates at the end of q (cam curve parameters)."""
+        """Number of extra (massless) coordinates (cam curve parameters)."""
         return len(self.extra_names)
 
     @property
@@ -178,26 +273,105 @@ class Mechanism:
         velocity-level rows A(q, t) v = b(q, t)."""
         return np.setdiff1d(np.arange(self.n_constraints), np.asarray(self.nonholonomic_rows, int))
 
+    # --- frames --------------------------------------------------------------
     @property
     def frame_names(self) -> tuple:
-        return ("ground",) + self.body_names + self.particle_names
+        return ("ground",) + tuple(n for b in self.nodes if b.frame0 >= 0 for n in b.names)
+
+    def frame_kinds(self) -> tuple:
+        """FrameKind name of every frame ('' for the ground, which fits every kind)."""
+        return _frame_tables(self)[0]
+
+    def frame_qcols(self, kind: str) -> np.ndarray:
+        """(n_frames, wq) indices of each frame's coordinates X in q extended by (0, 1)
+        (index n_coords holds 0, n_coords + 1 holds 1): the ground and missing entries
+        (a particle's orientation) point at the kind's ground pattern."""
+        return _frame_tables(self)[1][kind]
+
+    def frame_vcols(self, kind: str) -> np.ndarray:
+        """(n_frames, wv) indices of each frame's velocities V in v extended by one 0
+        (index n_vel)."""
+        return _frame_tables(self)[2][kind]
 
     def frame_cols(self) -> np.ndarray:
-        """(n_frames, 3) indices of each frame's (x, y, theta) in q extended by one zero.
+        """(n_frames, 3) indices of each planar frame's (x, y, theta) in q extended by one
+        zero (the ground's entries and a particle's theta point at index n)."""
+        return self.frame_qcols("planar")
 
-        The ground's entries and a particle's theta point at the extra zero at index n.
-        """
-        n, nb, npart = self.n_coords, self.n_bodies, self.n_particles
-        cols = [(n, n, n)]
-        cols += [(3 * b, 3 * b + 1, 3 * b + 2) for b in range(nb)]
-        cols += [(3 * nb + 2 * p, 3 * nb + 2 * p + 1, n) for p in range(npart)]
-        return np.asarray(cols, dtype=np.int32)
+    def frame_kind(self) -> str:
+        """The one frame kind of this mechanism's frames ('' if it has none)."""
+        kinds = {k for k in self.frame_kinds() if k}
+        if len(kinds) > 1:
+            raise ValueError(f"mechanism mixes frame kinds {sorted(kinds)}")
+        return kinds.pop() if kinds else ""
 
+    # --- kinematic maps ------------------------------------------------------
+    def _map_nodes(self, fn, q, v=None):
+        """Concatenate fn(node family, q block (k, nq)[, v block (k, nv)]) over the node
+        blocks in order (each returning (k, nq))."""
+        parts = []
+        for b in self.nodes:
+            nf = fam_registry.node_family(b.kind)
+            qq = q[b.q0: b.q0 + b.size * nf.nq].reshape(b.size, nf.nq)
+            if v is None:
+                out = fn(nf, qq)
+            else:
+                out = fn(nf, qq, v[b.v0: b.v0 + b.size * nf.nv].reshape(b.size, nf.nv))
+            parts.append(out.reshape(-1))
+        return jnp.concatenate(parts) if parts else q
+
+    def qdot(self, q, v):
+        """qdot = T(q) v (n_coords,): the time derivative of the coordinates."""
+        if self.identity_kinematics:
+            return v
+        return self._map_nodes(lambda nf, qq, vv: nf.qdot(qq, vv), q, v)
+
+    def retract(self, q, dv):
+        """q (+) dv: the coordinates moved by the velocity-space increment dv (n_vel,)
+        (q + dv for planar nodes, the quaternion exponential map for spatial bodies)."""
+        if self.identity_kinematics:
+            return q + dv
+        return self._map_nodes(lambda nf, qq, dd: nf.retract(qq, dd), q, dv)
+
+    def normalize(self, q):
+        """The admissible coordinates nearest q (unit quaternions); identity for planar."""
+        if self.identity_kinematics:
+            return q
+        return self._map_nodes(lambda nf, qq: nf.normalize(qq), q)
+
+    def dq_dv(self, q):
+        """(n_coords, n_vel) Jacobian of retract(q, dv) with respect to dv at dv = 0."""
+        n, nv = self.n_coords, self.n_vel
+        if self.identity_kinematics:
+            return jnp.eye(n, nv, dtype=q.dtype)
+        out = jnp.zeros((n, nv), q.dtype)
+        for b in self.nodes:
+            nf = fam_registry.node_family(b.kind)
+            blocks = nf.dq_dv(q[b.q0: b.q0 + b.size * nf.nq].reshape(b.size, nf.nq))
+            for k in range(b.size):
+                out = out.at[b.q0 + k * nf.nq: b.q0 + (k + 1) * nf.nq,
+                             b.v0 + k * nf.nv: b.v0 + (k + 1) * nf.nv].set(blocks[k])
+        return out
+
+    # --- names -----------------------------------------------------------------
     def coordinate_names(self) -> tuple:
-        """Names 'body.x', 'body.y', 'body.theta', 'particle.x', ... of q's entries."""
-        out = [f"{b}.{c}" for b in self.body_names for c in ("x", "y", "theta")]
-        out += [f"{p}.{c}" for p in self.particle_names for c in ("x", "y")]
-        out += list(self.extra_names)
+        """Names of q's entries: 'body.x', 'body.y', 'body.theta', 'particle.x', ... for
+        planar nodes; 'body.x', ..., 'body.q0' .. 'body.q3' (quaternion) for spatial ones."""
+        out = []
+        for b in self.nodes:
+            nf = fam_registry.node_family(b.kind)
+            for n in b.names:
+                out += [f"{n}.{c}" if c else n for c in nf.coord_names]
+        return tuple(out)
+
+    def velocity_names(self) -> tuple:
+        """Names of v's entries (the coordinate names where v = qdot; 'body.wx' .. for the
+        angular velocity of spatial bodies, body axes)."""
+        out = []
+        for b in self.nodes:
+            nf = fam_registry.node_family(b.kind)
+            for n in b.names:
+                out += [f"{n}.{c}" if c else n for c in nf.vel_names]
         return tuple(out)
 
     def constraint_names(self) -> tuple:
@@ -209,17 +383,45 @@ class Mechanism:
         return tuple(names)
 
     def coordinate_index(self, name: str) -> int:
-        """Index in q of 'body.x' / 'body.y' / 'body.theta' / 'particle.x' / 'particle.y'."""
+        """Index in q of a coordinate name (see `coordinate_names`)."""
         names = self.coordinate_names()
         if name not in names:
             raise ValueError(f"unknown coordinate {name!r}; known: {', '.join(names)}")
         return names.index(name)
+
+    def velocity_index(self, name: str) -> int:
+        """Index in v of a velocity name (see `velocity_names`); a coordinate name is
+        accepted where the coordinate has its own velocity (planar nodes, positions)."""
+        names = self.velocity_names()
+        if name in names:
+            return names.index(name)
+        raise ValueError(f"unknown velocity coordinate {name!r}; known: {', '.join(names)}")
 
     def joint(self, name: str) -> JointInfo:
         for j in self.joints:
             if j.name == name:
                 return j
         raise ValueError(f"unknown joint {name!r}; known: {', '.join(j.name for j in self.joints)}")
+
+    def force_block(self, kind: str):
+        """The ForceBlock of a force family (an empty block if the mechanism has none)."""
+        for b in self.force_blocks:
+            if b.kind == kind:
+                return b
+        return ForceBlock(kind, (), (), ())
+
+    # planar-era views of the force registry
+    @property
+    def springs(self):
+        return self.force_block("spring")
+
+    @property
+    def torsions(self):
+        return self.force_block("torsion")
+
+    @property
+    def loads(self):
+        return self.force_block("load")
 
     # --- named parameter access ----------------------------------------------
     def param_names(self) -> tuple:
@@ -247,41 +449,105 @@ class Mechanism:
         """New Params with the named parameters set (pure: works under jit/vmap/grad).
 
         Example: mech.replace(params, {"crank.mass": 0.4, "crank_pin.point_i": [0.16, 0]}).
+
+        Concrete values are checked (ValueError naming the key): real finite numbers (not
+        bool or text) of the parameter's shape, obeying the family's rules (a mass > 0, a
+        spatial inertia tensor positive definite, ...; `jaxmbs.checks.check_params`).
+        Traced values (under jit / vmap / grad) are not checked: a bad one shows as a
+        status flag of the simulation. For one value per batch member, vmap this call:
+        jax.vmap(lambda m: mech.replace(params, {"crank.mass": m}))(masses).
         """
-        new = {g: params.__dict__[g] for g in ("mass", "inertia", "cg", "particle_mass", "gravity")}
-        joints = {f: dict(d) for f, d in params.joints.items()}
-        forces = {f: dict(d) for f, d in params.forces.items()}
+        from . import checks
+
+        where = "mech.replace(params, ...)"
+        if not isinstance(values, dict):
+            raise ValueError(f"{where}: values must be a dict {{key: value}}, got "
+                             f"{type(values).__name__}")
+        if not isinstance(params, Params):
+            raise ValueError(f"{where}: params must be the Params of build(), got "
+                             f"{type(params).__name__}")
+        groups = {g: {f: dict(d) for f, d in getattr(params, g).items()}
+                  for g in ("bodies", "joints", "forces")}
         user = dict(params.user)
+        gravity = params.gravity
+        concrete = True
         for key, value in values.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: keys must be parameter names (str), got {key!r}")
             group, fam, field, index, col = self._where(key)
-            arr = _leaf(params, group, fam, field)
-            if group in ("joints", "forces"):
-                src = joints if group == "joints" else forces
-                arr = src[fam][field]
+            if group in groups:
+                arr = groups[group][fam][field]
             elif group == "user":
                 arr = user[fam]
             else:
-                arr = new[group]
+                arr = gravity
+            if checks.is_traced(value):
+                concrete = False
+            else:
+                checks.check_value(key, value, where)
             value = jnp.asarray(value, dtype=arr.dtype)
+            slot = tuple(arr.shape) if index is None else tuple(np.shape(np.empty(arr.shape)[index])) \
+                if col is None else tuple(np.shape(np.empty(arr.shape)[index, col]))
+            try:
+                ok = np.broadcast_shapes(tuple(value.shape), slot) == slot
+            except ValueError:
+                ok = False
+            if not ok:
+                raise ValueError(f"{where}: {key!r} must have shape {slot}, got {tuple(value.shape)}; "
+                                 "for one value per batch member use jax.vmap(lambda x: "
+                                 f"mech.replace(params, {{{key!r}: x}}))(values)")
             if index is None:
                 arr = jnp.broadcast_to(value, arr.shape)
             elif col is None:
                 arr = arr.at[index].set(value)
             else:
                 arr = arr.at[index, col].set(value)
-            if group in ("joints", "forces"):
-                src[fam][field] = arr
+            if group in groups:
+                groups[group][fam][field] = arr
             elif group == "user":
                 user[fam] = arr
             else:
-                new[group] = arr
-        return Params(joints=joints, forces=forces, user=user, **new)
+                gravity = arr
+        out = Params(bodies=groups["bodies"], gravity=gravity, joints=groups["joints"],
+                     forces=groups["forces"], user=user)
+        if concrete and values and not checks.is_traced(out):
+            checks.check_params(self, out, keys=tuple(values), where=where)
+        return out
 
 
 def _leaf(params, group, fam, field):
-    if group in ("joints", "forces"):
+    if group in ("bodies", "joints", "forces"):
         return getattr(params, group)[fam][field]
     if group == "user":
         return params.user[fam]
-    return getattr(params, group)
+    return params.gravity
 
+
+@functools.lru_cache(maxsize=256)
+def _frame_tables(mech):
+    """(kinds per frame, {kind: qcols (n_frames, wq)}, {kind: vcols (n_frames, wv)})."""
+    nq, nv = mech.n_coords, mech.n_vel
+    kinds = [""]
+    qsrc, vsrc = [None], [None]  # per frame: (node family, q start, v start)
+    for b in mech.nodes:
+        nf = fam_registry.node_family(b.kind)
+        if b.frame0 < 0:
+            continue
+        for k in range(b.size):
+            kinds.append(nf.frame)
+            qsrc.append((nf, b.q0 + k * nf.nq, b.v0 + k * nf.nv))
+    qtab, vtab = {}, {}
+    for kname in fam_registry.registered("frame"):
+        fk = fam_registry.frame_kind(kname)
+        gq = [nq if float(x) == 0.0 else nq + 1 for x in fk.ground_q]
+        Q = np.empty((len(kinds), fk.wq), np.int32)
+        V = np.empty((len(kinds), fk.wv), np.int32)
+        for f, (kind, src) in enumerate(zip(kinds, qsrc)):
+            if src is None or kind != kname:
+                Q[f], V[f] = gq, nv
+                continue
+            nf, q0, v0 = src
+            Q[f] = [q0 + e if e >= 0 else gq[i] for i, e in enumerate(nf.frame_q)]
+            V[f] = [v0 + e if e >= 0 else nv for e in nf.frame_v]
+        qtab[kname], vtab[kname] = Q, V
+    return tuple(kinds), qtab, vtab

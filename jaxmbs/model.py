@@ -11,33 +11,22 @@ body coordinates (`point_i=`, `point_j=`). All inputs in SI units (m, kg, kg m^2
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
 import math
-from typing import Callable, NamedTuple, Optional
+from typing import NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
+from . import builder as B
 from . import profiles as prof
-from .mechanism import (
-    FamilyBlock,
-    ForceBlock,
-    JointInfo,
-    LoadBlock,
-    Mechanism,
-    Params,
-    UserFunction,
-)
-from .planar.joints import FAMILIES
-from .planar.joints import NONHOLONOMIC
+from .builder import GROUND, BuilderBase
+from .core import families as _F
+from .builder import recorded as _recorded
+from .mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
+from .planar import families as _planar_families  # noqa: F401  (registers the planar families)
 
 __all__ = ["Model", "Built"]
 
-GROUND = "ground"
-_FAMILY_ORDER = ("coincident", "angle", "line", "distance")
-_FAMILY_ORDER += ("gear", "rack_pinion", "rolling", "knife_edge")  # gears, rolling, knife edges
 _CONTACT_FAMILIES = ("circle_line", "circle_circle", "circle_profile", "circle_terrain")
 
 
@@ -51,10 +40,7 @@ class Built(NamedTuple):
 
 
 def _vec2(x, what):
-    a = np.asarray(x, dtype=float)
-    if a.shape != (2,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: expected a finite 2-vector (x, y), got {x!r}")
-    return a
+    return B.vector(x, 2, what)
 
 
 def _rot(th):
@@ -62,55 +48,11 @@ def _rot(th):
     return np.array([[c, -s], [s, c]])
 
 
-def _positive(x, what):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {x!r}") from None
-    if not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{what} must be positive and finite, got {v!r}")
-    return v
+_positive = B.positive
+_finite = B.finite
 
 
-def _finite(x, what):
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {x!r}") from None
-    if not math.isfinite(v):
-        raise ValueError(f"{what} must be finite, got {v!r}")
-    return v
-
-
-def _nparams(fn):
-    try:
-        return len(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return -1
-
-
-def _recorded(method):
-    """Record a successful public builder call (outermost only) so that the model can be
-    written to and re-read from a JSON model file (see `jaxmbs.io`)."""
-    sig = inspect.signature(method)
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        self._depth += 1
-        try:
-            out = method(self, *args, **kwargs)
-        finally:
-            self._depth -= 1
-        if self._depth == 0:
-            bound = sig.bind(self, *args, **kwargs)
-            call = {k: v for k, v in bound.arguments.items() if k != "self"}
-            self._calls.append((method.__name__, call))
-        return out
-
-    return wrapper
-
-
-class Model:
+class Model(BuilderBase):
     """Builder of a planar mechanism.
 
     Args:
@@ -118,32 +60,20 @@ class Model:
     """
 
     def __init__(self, gravity=(0.0, -9.81)):
+        self._init_base()
         self.gravity = _vec2(gravity, "gravity")
         self._bodies = {}  # name -> dict
         self._particles = {}
-        self._names = {GROUND}
-        self._inst = {k: [] for k in _FAMILY_ORDER}  # family -> list of instance dicts
+        self._inst = {}  # constraint family -> list of instance dicts (rows in registry order)
         self._joints = []  # dicts: name, kind, fi, fj, parts [(family, idx)], driver, point_ref
         self._springs, self._torsions, self._loads = [], [], []
-        self._user_constraints, self._user_forces = [], []
         self._joint_kind = {}
-        self._calls, self._depth = [], 0  # recorded builder calls, for jaxmbs.io model files
         self._init_args = dict(gravity=self.gravity)
         self._cams = []  # cam joints: dicts name, fi, fj, curve_i, curve_j, s_i, s_j
         self._contacts = {k: [] for k in _CONTACT_FAMILIES}  # contact family -> instances
         self._rotating = None  # rotating reference frame: dict(name, profile)
 
     # ------------------------------------------------------------------ frames
-    def _new_name(self, name, what):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"{what} name must be a non-empty string, got {name!r}")
-        if "." in name:
-            raise ValueError(f"{what} name {name!r} must not contain '.'")
-        if name in self._names:
-            raise ValueError(f"duplicate name {name!r}: every body, particle, joint and force needs its own name")
-        self._names.add(name)
-        return name
-
     @_recorded
     def add_body(self, name, mass, inertia, position=(0.0, 0.0), angle=0.0, cg=(0.0, 0.0),
                  velocity=(0.0, 0.0), angular_velocity=0.0) -> str:
@@ -188,13 +118,14 @@ class Model:
         known = ", ".join([GROUND, *self._bodies, *self._particles])
         raise ValueError(f"{owner}: unknown body {name!r}; known bodies: {known}")
 
-    def _local(self, body, owner, at=None, point=None, which=""):
-        """Local coordinates of a point given globally (at=) or locally (point=)."""
+    def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):
+        """Local coordinates of a point given globally (at=) or locally (point=); at_name /
+        point_name: the arguments' names in error messages."""
         kind, q = self._frame(body, owner)
         if point is not None:  # a local point overrides the shared global `at` for this body
-            s = _vec2(point, f"{owner}: point{which}")
+            s = _vec2(point, f"{owner}: {point_name or 'point' + which}")
         elif at is not None:
-            s = _rot(q[2]).T @ (_vec2(at, f"{owner}: at") - q[:2])
+            s = _rot(q[2]).T @ (_vec2(at, f"{owner}: {at_name}") - q[:2])
         else:
             s = np.zeros(2)
         if kind == "particle" and np.linalg.norm(s) > 1e-12 * (1 + np.linalg.norm(q)):
@@ -226,8 +157,9 @@ class Model:
 
     def _add_inst(self, family, fi, fj, owner, **fields):
         fields.setdefault("profile", prof.constant(0.0))
-        self._inst[family].append(dict(fi=fi, fj=fj, owner=owner, **fields))
-        return (family, len(self._inst[family]) - 1)
+        lst = self._inst.setdefault(family, [])
+        lst.append(dict(fi=fi, fj=fj, owner=owner, **fields))
+        return (family, len(lst) - 1)
 
     def _add_joint(self, name, kind, bi, bj, parts, driver=False, point_ref=()):
         self._joints.append(dict(name=name, kind=kind, bi=bi, bj=bj, parts=parts,
@@ -304,14 +236,14 @@ class Model:
         self._add_joint(name, "point_on_line", body_i, body_j, [p1], point_ref=p1)
         return name
 
-    def _axis(self, owner, body_i, axis, axis_i):
+    def _axis(self, owner, body_i, axis, axis_i, what="axis"):
         if axis_i is not None:
-            u = _vec2(axis_i, f"{owner}: axis_i")
+            u = _vec2(axis_i, f"{owner}: {what}_i")
         else:
-            u = _rot(self._frame(body_i, owner)[1][2]).T @ _vec2(axis, f"{owner}: axis")
+            u = _rot(self._frame(body_i, owner)[1][2]).T @ _vec2(axis, f"{owner}: {what}")
         nrm = np.linalg.norm(u)
         if nrm < 1e-12:
-            raise ValueError(f"{owner}: zero-length axis {u}; give a nonzero direction vector")
+            raise ValueError(f"{owner}: zero-length {what} {u}; give a nonzero direction vector")
         return u / nrm
 
     def _line_value(self, bi, bj, si, sj, w_local):
@@ -348,8 +280,8 @@ class Model:
         owner = f"distance {name!r}"
         self._new_name(name, "joint")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global(bj := body_j, sj) - self._global(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(
@@ -359,7 +291,7 @@ class Model:
         if length is None:
             profile = prof.constant(d0)
         else:
-            profile = prof.as_profile(length)
+            profile = prof.as_profile(length, f"{owner}: length")
             if profile.fn is None and profile == prof.constant(profile.coef[0]):
                 _positive(profile.coef[0], f"{owner}: length")
         p1 = self._add_inst("distance", body_i, bj, name, point_i=si, point_j=sj, profile=profile)
@@ -382,7 +314,7 @@ class Model:
         if joint not in self._joint_kind:
             raise ValueError(f"{owner}: unknown joint {joint!r}; known: {', '.join(self._joint_kind)}")
         kind, bi, bj, parts, *extra = self._joint_kind[joint]
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         if kind == "revolute":
             self._require_bodies(owner, (self._frame(bi, owner)[0], self._frame(bj, owner)[0]),
                                  (bi, bj), "an angle cannot be driven; drive a coordinate instead")
@@ -406,7 +338,7 @@ class Model:
         kind, _ = self._frame(body, owner)
         if body == GROUND:
             raise ValueError(f"{owner}: the ground cannot be driven")
-        profile = prof.as_profile(profile)
+        profile = prof.as_profile(profile, f"{owner}: profile")
         if coordinate == "theta":
             self._require_bodies(owner, (kind,), (body,), "it has no angle to drive")
             part = self._add_inst("angle", GROUND, body, name, profile=profile)
@@ -427,7 +359,7 @@ class Model:
         self._two(owner, relative_to, body)
         kinds = (self._frame(relative_to, owner)[0], self._frame(body, owner)[0])
         self._require_bodies(owner, kinds, (relative_to, body), "it has no angle to drive")
-        part = self._add_inst("angle", relative_to, body, name, profile=prof.as_profile(profile))
+        part = self._add_inst("angle", relative_to, body, name, profile=prof.as_profile(profile, f"{owner}: profile"))
         self._add_joint(name, "driver", relative_to, body, [part], driver=True)
         return name
 
@@ -498,19 +430,6 @@ class Model:
         rhs = -(np.einsum("krc,kc->kr", np.asarray(Gi), Vi) + np.einsum("krc,kc->kr", np.asarray(Gj), Vj))
         return np.concatenate([np.linalg.lstsq(np.asarray(Gs)[i], rhs[i], rcond=None)[0]
                                for i in range(len(self._cams))])
-
-    @_recorded
-    def add_constraint(self, name, fn: Callable, params=None) -> str:
-        """User constraint Phi(q, t) = 0 (or fn(q, t, params) when params is given).
-
-        fn: JAX function returning a (k,) array; Jacobian and gamma come from autodiff.
-        params: optional array of parameters (a Params leaf under params.user[name]).
-        """
-        self._new_name(name, "constraint")
-        if not callable(fn):
-            raise ValueError(f"constraint {name!r}: fn must be a function Phi(q, t[, params])")
-        self._user_constraints.append(dict(name=name, fn=fn, params=params))
-        return name
 
     # ------------------------------------------- gears, rolling and nonholonomic rows
     def _two_bodies(self, owner, body_i, body_j, hint):
@@ -647,24 +566,6 @@ class Model:
         self._add_joint(name, "knife_edge", surface, body, [part], point_ref=part)
         return name
 
-    @_recorded
-    def add_velocity_constraint(self, name, fn: Callable, params=None) -> str:
-        """User nonholonomic (velocity-level) constraint A(q, t) v = b(q, t).
-
-        fn(q, v, t) (or fn(q, v, t, params)): JAX function returning the (k,) residual rows
-        A(q, t) v - b(q, t); it must be linear (affine) in v: A = d fn / d v and
-        b = -fn(q, 0, t) come from autodiff, and gamma from a jvp. Checked at build time
-        (second derivative in v must vanish at the initial state), else ValueError.
-        Units: those of the rows (e.g. m/s). params: optional array (params.user[name]).
-        Such rows fix no positions: assemble only corrects velocities for them.
-        """
-        self._new_name(name, "constraint")
-        if not callable(fn):
-            raise ValueError(f"velocity constraint {name!r}: fn must be a function "
-                             "fn(q, v, t[, params]) -> rows affine in v")
-        self._user_constraints.append(dict(name=name, fn=fn, params=params, velocity=True))
-        return name
-
     # ------------------------------------------------------------------ forces
     @_recorded
     def add_spring(self, name, body_i, body_j, k, c=0.0, length=None, force=0.0, at_i=None,
@@ -677,8 +578,8 @@ class Model:
         owner = f"spring {name!r}"
         self._new_name(name, "force")
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         d0 = float(np.linalg.norm(self._global(body_j, sj) - self._global(body_i, si)))
         if d0 < 1e-12:
             raise ValueError(f"{owner}: the two points coincide in the initial configuration; "
@@ -726,28 +627,26 @@ class Model:
         if body == GROUND:
             raise ValueError(f"{owner}: a load on the ground does nothing; give a body")
         s = self._local(body, owner, at, point, "")
-        if control is not None and (not isinstance(control, int) or control < 0):
+        if control is not None and (isinstance(control, bool) or not isinstance(control, int)
+                                    or control < 0):
             raise ValueError(f"{owner}: control must be a non-negative integer channel, got {control!r}")
         if fn is not None and not callable(fn):
             raise ValueError(f"{owner}: fn must be a JAX function f(t) -> (fx, fy, torque)")
+        if not isinstance(local, (bool, np.bool_)):
+            raise ValueError(f"{owner}: local must be True (force in body axes) or False "
+                             f"(global axes), got {local!r}")
         self._loads.append(dict(name=name, f=body, point=s, force=_vec2(force, f"{owner}: force"),
                                 torque=_finite(torque, f"{owner}: torque"), local=bool(local),
                                 control=-1 if control is None else control, fn=fn))
-        return name
-
-    @_recorded
-    def add_force(self, name, fn: Callable, params=None) -> str:
-        """User generalised force Q(q, v, t, u) (or fn(q, v, t, u, params)) -> (n,) array."""
-        self._new_name(name, "force")
-        if not callable(fn):
-            raise ValueError(f"force {name!r}: fn must be a function Q(q, v, t, u[, params])")
-        self._user_forces.append(dict(name=name, fn=fn, params=params))
         return name
 
     # ------------------------------------------------------- contact, rotating frame
     def _contact_law(self, owner, k, exponent, damping, restitution, impact_velocity,
                      damping_model, friction, slip_velocity):
         k = _positive(k, f"{owner}: k")
+        if damping_model not in ("lankarani-nikravesh", "hunt-crossley"):
+            raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
+                             f"'hunt-crossley', got {damping_model!r}")
         n = _finite(exponent, f"{owner}: exponent")
         if n < 1.0:
             raise ValueError(f"{owner}: exponent must be >= 1 (1.5 for Hertz, 1 for a linear "
@@ -810,9 +709,9 @@ class Model:
         """
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
-        nl = self._axis(owner, body_i, normal, normal_i)
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
+        nl = self._axis(owner, body_i, normal, normal_i, "normal")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
@@ -836,8 +735,8 @@ class Model:
         """
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)
-        si = self._local(body_i, owner, at_i, point_i, "_i")
-        sj = self._local(body_j, owner, at_j, point_j, "_j")
+        si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
+        sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
@@ -901,8 +800,12 @@ class Model:
         add_circle_profile_contact.
         """
         owner = f"contact {name!r}"
-        xs = np.asarray(xs, float)
-        ys = np.asarray(ys, float)
+        try:
+            xs = np.asarray(xs, float)
+            ys = np.asarray(ys, float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{owner}: xs and ys must be 1-D arrays of numbers (m), got "
+                             f"xs={xs!r}, ys={ys!r}") from None
         if xs.ndim != 1 or xs.shape != ys.shape or xs.size < 3:
             raise ValueError(f"{owner}: xs and ys must be 1-D arrays of equal length >= 3, got "
                              f"shapes {xs.shape} and {ys.shape}")
@@ -941,136 +844,60 @@ class Model:
             raise ValueError(f"{owner}: the model already has a rotating frame "
                              f"{self._rotating['name']!r}; give one only")
         self._new_name(name, "force")
-        self._rotating = dict(name=name, profile=prof.as_profile(omega))
+        self._rotating = dict(name=name, profile=prof.as_profile(omega, f"{owner}: omega"))
         return name
 
-    def _force_families(self, mech, fparams):
-        """Add the contact and rotating-frame force blocks, their Params and keys."""
-        import dataclasses
-
-        from .planar.forces import FORCE_FAMILIES
-
-        fidx = self._index
-        blocks, keys = [], list(mech.param_keys)
-        for fam in _CONTACT_FAMILIES:
-            items = self._contacts[fam]
-            if not items:
-                continue
-            fields = FORCE_FAMILIES[fam].fields
-            fparams[fam] = {f: jnp.asarray(np.array([x[f] for x in items], float)) for f in fields}
-            fns = tuple((k, x["fn"]) for k, x in enumerate(items) if "fn" in x)
-            blocks.append(ForceBlock(fam, tuple(fidx(x["fi"]) for x in items),
-                                     tuple(fidx(x["fj"]) for x in items),
-                                     tuple(x["name"] for x in items), fns))
-            for k, x in enumerate(items):
-                keys += [(f"{x['name']}.{f}", ("forces", fam, f, k, None)) for f in fields]
-        if self._rotating is not None:
-            r = self._rotating
-            pr = r["profile"]
-            nf = len(self._bodies) + len(self._particles)
-            fparams["rotating_frame"] = {
-                "coef": jnp.asarray(np.array([pr.coef], float)),
-                "amp": jnp.asarray(np.array([pr.amp], float)),
-                "omega": jnp.asarray(np.array([pr.omega], float)),
-                "phase": jnp.asarray(np.array([pr.phase], float)),
-            }
-            fns = ((0, pr.fn),) if pr.fn is not None else ()
-            blocks.append(ForceBlock("rotating_frame", (0,) * nf, tuple(range(1, nf + 1)),
-                                     (r["name"],) * nf, fns))
-            keys += [(f"{r['name']}.{f}", ("forces", "rotating_frame", f, 0, None))
-                     for f in ("coef", "amp", "omega", "phase")]
-        if not blocks:
-            return mech, fparams
-        return dataclasses.replace(mech, force_blocks=tuple(blocks), param_keys=tuple(keys)), fparams
-
     # ------------------------------------------------------------------- build
+    def _nodes(self):
+        nodes = [dict(name=b, node="planar_rigid", body="planar_rigid", q=d["q"], v=d["v"],
+                      params=dict(mass=d["mass"], inertia=d["inertia"], cg=d["cg"]))
+                 for b, d in self._bodies.items()]
+        nodes += [dict(name=p, node="particle2d", body="particle2d", q=d["q"], v=d["v"],
+                       params=dict(mass=d["mass"])) for p, d in self._particles.items()]
+        return nodes
+
+    def _force_instances(self):
+        forces = {"spring": [dict(s) for s in self._springs],
+                  "torsion": [dict(s) for s in self._torsions]}
+        forces.update({k: [dict(x) for x in v] for k, v in self._contacts.items()})
+        loads = [dict(name=s["name"], fi=GROUND, fj=s["f"], point=s["point"], force=s["force"],
+                      torque=s["torque"], fn=s["fn"], control=s["control"], local=s["local"])
+                 for s in self._loads]
+        if loads:
+            loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
+                                                      tuple(x["local"] for x in items))
+        forces["load"] = loads
+        return forces
+
     def build(self) -> Built:
         """Validate and return (mechanism, params, q0, v0)."""
         if not self._bodies and not self._particles:
             raise ValueError("the model has no bodies; add one with add_body or add_particle")
-        fidx = self._index
-        keys = []
-        bnames, pnames = tuple(self._bodies), tuple(self._particles)
-        for i, b in enumerate(bnames):
-            keys += [(f"{b}.mass", ("mass", None, None, i, None)),
-                     (f"{b}.inertia", ("inertia", None, None, i, None)),
-                     (f"{b}.cg", ("cg", None, None, i, None))]
-        for i, p in enumerate(pnames):
-            keys.append((f"{p}.mass", ("particle_mass", None, None, i, None)))
+        nblocks, bblocks, bparams, keys, fidx_map, q0, v0 = B.layout_nodes(
+            self._nodes(), ("planar_rigid", "particle2d"))
         keys.append(("gravity", ("gravity", None, None, None, None)))
+        families, jparams, where, row = B.constraint_blocks(self._inst, fidx_map)
+        fidx = fidx_map.__getitem__
 
-        # constraint families, in fixed order
-        families, jparams, row, where = [], {}, 0, {}
-        for fam in _FAMILY_ORDER:
-            insts = self._inst[fam]
-            if not insts:
-                continue
-            _, rows_per, fields, driven = FAMILIES[fam]
-            p = {f: jnp.asarray(np.array([x[f] for x in insts], float)) for f in fields}
-            if driven:
-                pr = [x["profile"] for x in insts]
-                p["coef"] = jnp.asarray(np.array([x.coef for x in pr], float))
-                p["amp"] = jnp.asarray(np.array([x.amp for x in pr], float))
-                p["omega"] = jnp.asarray(np.array([x.omega for x in pr], float))
-                p["phase"] = jnp.asarray(np.array([x.phase for x in pr], float))
-            jparams[fam] = p
-            ufn = tuple((k, x["profile"].fn) for k, x in enumerate(insts) if x["profile"].fn is not None)
-            families.append(FamilyBlock(fam, tuple(fidx(x["fi"]) for x in insts),
-                                        tuple(fidx(x["fj"]) for x in insts), row, rows_per,
-                                        tuple(x["owner"] for x in insts), ufn))
-            for k in range(len(insts)):
-                where[(fam, k)] = tuple(range(row + k * rows_per, row + (k + 1) * rows_per))
-            row += len(insts) * rows_per
-
-        extra_names = ()
         if self._cams:  # cam family: extra (massless) coordinates after the particles
-            nq = 3 * len(bnames) + 2 * len(pnames)
+            nq = len(q0)
             cam_blk, jparams["cam"], cam_where, extra_names, cam_q = self._cam_block(row, fidx, nq)
             families.append(cam_blk)
             where.update(cam_where)
             row += 3 * len(self._cams)
-        q0, v0 = self._initial_state()
-        if self._cams:
+            nblocks.append(NodeBlock("scalar", extra_names, nq, len(v0), -1))
             q0 = np.r_[q0, cam_q]
             v0 = np.r_[v0, np.zeros(len(cam_q))]
             v0[nq:] = self._cam_rates(cam_blk, jparams["cam"], q0, v0)
         user_params = {}
-        ucons = []
-        for uc in self._user_constraints:
-            if uc.get("velocity"):
-                continue
-            if uc["params"] is not None:
-                user_params[uc["name"]] = jnp.asarray(uc["params"], float)
-            args = (jnp.asarray(q0), jnp.asarray(0.0))
-            args += (user_params[uc["name"]],) if uc["params"] is not None else ()
-            try:
-                out = np.asarray(uc["fn"](*args))
-            except Exception as e:  # noqa: BLE001 - report the user's error with context
-                raise ValueError(f"constraint {uc['name']!r}: calling fn(q, t{', params' if uc['params'] is not None else ''}) "
-                                 f"failed at the initial state: {e}") from e
-            if out.ndim != 1 or out.size == 0:
-                raise ValueError(f"constraint {uc['name']!r}: fn must return a 1-D array of rows, got shape {out.shape}")
-            ucons.append(UserFunction(uc["name"], uc["fn"], uc["params"] is not None, row, out.size))
-            where[("user", uc["name"])] = tuple(range(row, row + out.size))
-            if uc["params"] is not None:
-                keys.append((f"{uc['name']}.params", ("user", uc["name"], None, None, None)))
-            row += out.size
-
-        vcons, nonholonomic = [], []
+        ucons, _, uwhere, nonholonomic, row = B.user_rows(self._user_constraints, q0, v0, row,
+                                                          user_params, keys)
+        where.update(uwhere)
         for fam in families:
-            if fam.kind in NONHOLONOMIC:
+            if _F.constraint_family(fam.kind).nonholonomic:
                 nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
-        for uc in self._user_constraints:
-            if not uc.get("velocity"):
-                continue
-            if uc["params"] is not None:
-                user_params[uc["name"]] = jnp.asarray(uc["params"], float)
-                keys.append((f"{uc['name']}.params", ("user", uc["name"], None, None, None)))
-            size = _check_velocity_fn(uc, q0, v0, user_params.get(uc["name"]))
-            vcons.append(UserFunction(uc["name"], uc["fn"], uc["params"] is not None, row, size))
-            where[("user", uc["name"])] = tuple(range(row, row + size))
-            nonholonomic += range(row, row + size)
-            row += size
+        vcons, row = B.velocity_rows(self._user_constraints, q0, v0, row, user_params, keys,
+                                     where, nonholonomic)
 
         joints = []
         for j in self._joints:
@@ -1078,10 +905,10 @@ class Model:
             joints.append(JointInfo(j["name"], j["kind"], fidx(j["bi"]), fidx(j["bj"]), rows,
                                     j["point_ref"], j["driver"]))
             for fam, k in j["parts"]:
-                for field in FAMILIES[fam][2]:
+                for field in _F.constraint_family(fam).fields:
                     keys.append((f"{j['name']}.{field}" if len(j["parts"]) == 1 or fam in ("coincident", "line")
                                  else f"{j['name']}.{fam}.{field}", ("joints", fam, field, k, None)))
-                if FAMILIES[fam][3]:
+                if _F.constraint_family(fam).driven:
                     label = {"angle": "angle", "line": "offset", "distance": "length"}[fam]
                     if j["driver"]:
                         for f in ("coef", "amp", "omega", "phase"):
@@ -1093,93 +920,32 @@ class Model:
         for uc in vcons:
             joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
 
-        # forces
-        fparams = {}
-        if self._springs:
-            S = self._springs
-            fparams["spring"] = {f: jnp.asarray(np.array([s[f] for s in S], float))
-                                 for f in ("point_i", "point_j", "k", "c", "length", "force")}
-        if self._torsions:
-            T = self._torsions
-            fparams["torsion"] = {f: jnp.asarray(np.array([s[f] for s in T], float))
-                                  for f in ("k", "c", "angle", "torque")}
-        if self._loads:
-            L = self._loads
-            fparams["load"] = {f: jnp.asarray(np.array([s[f] for s in L], float))
-                               for f in ("point", "force", "torque")}
-        for fam, items in (("spring", self._springs), ("torsion", self._torsions), ("load", self._loads)):
-            for k, s in enumerate(items):
-                for f in fparams[fam]:
-                    keys.append((f"{s['name']}.{f}", ("forces", fam, f, k, None)))
-        springs = ForceBlock("spring", tuple(fidx(s["fi"]) for s in self._springs),
-                             tuple(fidx(s["fj"]) for s in self._springs),
-                             tuple(s["name"] for s in self._springs))
-        torsions = ForceBlock("torsion", tuple(fidx(s["fi"]) for s in self._torsions),
-                              tuple(fidx(s["fj"]) for s in self._torsions),
-                              tuple(s["name"] for s in self._torsions))
-        loads = LoadBlock(tuple(fidx(s["f"]) for s in self._loads), tuple(s["name"] for s in self._loads),
-                          tuple(s["control"] for s in self._loads), tuple(s["local"] for s in self._loads),
-                          tuple((k, s["fn"]) for k, s in enumerate(self._loads) if s["fn"] is not None))
-        uforces = []
-        for uf in self._user_forces:
-            if uf["params"] is not None:
-                user_params[uf["name"]] = jnp.asarray(uf["params"], float)
-                keys.append((f"{uf['name']}.params", ("user", uf["name"], None, None, None)))
-            uforces.append(UserFunction(uf["name"], uf["fn"], uf["params"] is not None))
+        fblocks, fparams, fkeys = B.force_blocks(self._force_instances(), fidx_map)
+        keys += fkeys
+        uforces = B.user_force_entries(self._user_forces, user_params, keys)
+        if self._rotating is not None:
+            r = self._rotating
+            pr = r["profile"]
+            nf = len(self._bodies) + len(self._particles)
+            fparams["rotating_frame"] = {
+                "coef": jnp.asarray(np.array([pr.coef], float)),
+                "amp": jnp.asarray(np.array([pr.amp], float)),
+                "omega": jnp.asarray(np.array([pr.omega], float)),
+                "phase": jnp.asarray(np.array([pr.phase], float)),
+            }
+            fns = ((0, pr.fn),) if pr.fn is not None else ()
+            rot = ForceBlock("rotating_frame", (0,) * nf, tuple(range(1, nf + 1)), (r["name"],) * nf, fns)
+            load_at = [i for i, b in enumerate(fblocks) if b.kind == "load"]
+            fblocks.insert(load_at[0] if load_at else len(fblocks), rot)
+            keys += [(f"{r['name']}.{f}", ("forces", "rotating_frame", f, 0, None))
+                     for f in ("coef", "amp", "omega", "phase")]
         n_controls = max([s["control"] + 1 for s in self._loads] + [0])
 
-        mech = Mechanism(bnames, pnames, tuple(families), tuple(ucons), tuple(joints), springs,
-                         torsions, loads, tuple(uforces), n_controls, tuple(keys), extra_names=extra_names)
-        if vcons or nonholonomic:
-            mech = dataclasses.replace(mech, velocity_constraints=tuple(vcons),
-                                       nonholonomic_rows=tuple(int(r) for r in nonholonomic))
-        mech, fparams = self._force_families(mech, fparams)
-        B = self._bodies
-        params = Params(
-            mass=jnp.asarray(np.array([B[b]["mass"] for b in bnames], float).reshape(-1)),
-            inertia=jnp.asarray(np.array([B[b]["inertia"] for b in bnames], float).reshape(-1)),
-            cg=jnp.asarray(np.array([B[b]["cg"] for b in bnames], float).reshape(-1, 2)),
-            particle_mass=jnp.asarray(np.array([self._particles[p]["mass"] for p in pnames], float).reshape(-1)),
-            gravity=jnp.asarray(self.gravity),
-            joints=jparams, forces=fparams, user=user_params,
-        )
+        mech = Mechanism(tuple(nblocks), tuple(bblocks), tuple(families), tuple(ucons),
+                         tuple(joints), tuple(fblocks), tuple(uforces), n_controls, tuple(keys),
+                         velocity_constraints=tuple(vcons),
+                         nonholonomic_rows=tuple(int(r) for r in nonholonomic))
+        params = Params(bodies=bparams, gravity=jnp.asarray(self.gravity), joints=jparams,
+                        forces=fparams, user=user_params)
         return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
 
-    def _initial_state(self):
-        q = [b["q"] for b in self._bodies.values()] + [p["q"] for p in self._particles.values()]
-        v = [b["v"] for b in self._bodies.values()] + [p["v"] for p in self._particles.values()]
-        return np.concatenate(q).astype(float), np.concatenate(v).astype(float)
-
-
-def _check_velocity_fn(uc, q0, v0, params):
-    """Rows of a user velocity constraint; ValueError unless fn(q, v, t[, params]) is a
-    1-D array affine in v at the initial state."""
-    import jax
-
-    name = uc["name"]
-    extra = (params,) if params is not None else ()
-    f = lambda vv: jnp.atleast_1d(uc["fn"](jnp.asarray(q0), vv, jnp.asarray(0.0), *extra))
-    try:
-        out = np.asarray(uc["fn"](jnp.asarray(q0), jnp.asarray(v0), jnp.asarray(0.0), *extra))
-        A = np.asarray(jax.jacfwd(f)(jnp.zeros_like(jnp.asarray(v0))))
-        H = np.asarray(jax.jacfwd(jax.jacfwd(f))(jnp.asarray(v0)))
-    except Exception as e:  # noqa: BLE001 - report the user's error with context
-        raise ValueError(f"velocity constraint {name!r}: calling fn(q, v, t"
-                         f"{', params' if params is not None else ''}) failed at the initial "
-                         f"state: {e}") from e
-    if out.ndim != 1 or out.size == 0:
-        raise ValueError(f"velocity constraint {name!r}: fn must return a 1-D array of rows, "
-                         f"got shape {out.shape}")
-    # affine in v: zero second derivative, and f(v) = f(0) + A v at v0 and at a probe
-    probe = np.random.default_rng(0).normal(size=np.shape(v0)) * (1.0 + np.max(np.abs(v0)))
-    scale = 1.0 + np.max(np.abs(A))
-    tol = max(1e-8, 100.0 * float(np.finfo(A.dtype).eps))  # float32 rounding allowed for
-    bad = np.max(np.abs(H)) > tol * scale
-    for vv in (np.asarray(v0, float), probe):
-        lin = np.asarray(f(jnp.zeros_like(jnp.asarray(v0)))) + A @ vv
-        bad |= np.max(np.abs(np.asarray(f(jnp.asarray(vv, A.dtype))) - lin)) > tol * scale * (1 + np.max(np.abs(vv)))
-    if bad:
-        raise ValueError(f"velocity constraint {name!r}: fn must be linear (affine) in v, "
-                         "A(q, t) v - b(q, t); its second derivative in v is not zero at the "
-                         "initial state. Write the rows as (matrix depending on q, t) @ v - b")
-    return int(out.size)

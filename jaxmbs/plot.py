@@ -295,8 +295,12 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
       scale: size of the joint symbols' reference length in m (default: the extent of
         the mechanism), so that frames of an animation keep equal symbols.
       labels: write body names next to the bodies.
-    Returns the Axes (equal aspect ratio, axes in m).
+    Returns the Axes (equal aspect ratio, axes in m). Spatial mechanisms are drawn in 3D
+    (`jaxmbs.spatial.draw.draw3d`; ax then must be a 3D Axes or None).
     """
+    if mech.frame_kind() == "spatial":
+        from .spatial.draw import draw3d
+        return draw3d(mech, params, q, ax, color=color, alpha=alpha)
     plt = _mpl()
     from matplotlib import patches
 
@@ -432,14 +436,41 @@ def _one_member(traj):
             "jax.tree_util.tree_map(lambda a: a[i], traj)")
 
 
+def select_coordinates(mech, coords=None, max_default=6) -> list:
+    """Indices in q of `coords`: None (all coordinates when there are at most
+    `max_default`, else the first `max_default`), "all", or a sequence of names
+    ('crank.theta', ...) and indices; ValueError naming an unknown name or index."""
+    names = mech.coordinate_names()
+    if coords is None:
+        return list(range(min(len(names), max_default)))
+    if isinstance(coords, str):
+        if coords != "all":
+            raise ValueError(f"coords must be 'all' or a list of coordinate names / indices, "
+                             f"got the string {coords!r}; e.g. [{coords!r}]")
+        return list(range(len(names)))
+    idx = []
+    for c in coords:
+        if isinstance(c, str):
+            idx.append(mech.coordinate_index(c))
+        elif isinstance(c, (int, np.integer)) and not isinstance(c, bool) and -len(names) <= c < len(names):
+            idx.append(int(c) % len(names))
+        else:
+            raise ValueError(f"coords: {c!r} is not a coordinate name or an index in "
+                             f"[0, {len(names)}); known: {', '.join(names)}")
+    if not idx:
+        raise ValueError("coords is empty; give at least one coordinate name or index, or 'all'")
+    return idx
+
+
 def plot_trajectory(traj, mech, coords=None, path=None, *, fig=None, title=None):
     """Time histories of a simulation: coordinates, constraint error and energy.
 
     Args:
       traj: a `Trajectory` from `jaxmbs.simulate` (one member, not a batch).
       mech: its mechanism (for coordinate names).
-      coords: names ('crank.theta', 'bob.x', ...) or indices of the coordinates to plot;
-        default: all of them when there are at most 6, else the first 6.
+      coords: names ('crank.theta', 'bob.x', ...) or indices of the coordinates to plot,
+        or "all"; default: all of them when there are at most 6, else the first 6 (the
+        figure then says so: pass coords to choose).
       path: if given, the figure is saved there (PNG, PDF, ... by extension) and closed.
       fig: a matplotlib Figure or SubFigure to draw into (default: a new figure).
       title: optional title.
@@ -450,10 +481,9 @@ def plot_trajectory(traj, mech, coords=None, path=None, *, fig=None, title=None)
     plt = _mpl()
     _one_member(traj)
     names = mech.coordinate_names()
-    if coords is None:
-        idx = list(range(min(len(names), 6)))
-    else:
-        idx = [mech.coordinate_index(c) if isinstance(c, str) else int(c) for c in coords]
+    idx = select_coordinates(mech, coords)
+    note = (f"coordinates: the first 6 of {len(names)} (coords= selects others)"
+            if coords is None and len(idx) < len(names) else None)
     t = np.asarray(traj.t)
     q = np.asarray(traj.q)
     lin = [i for i in idx if not names[i].endswith(".theta")]
@@ -490,6 +520,8 @@ def plot_trajectory(traj, mech, coords=None, path=None, *, fig=None, title=None)
             ax.legend(loc="best", fontsize=8, ncol=3)
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("t (s)")
+    if note:
+        axes[0].set_title(note, fontsize=9, loc="left")
     if title:
         fig.suptitle(title)
     if path is not None:
@@ -514,6 +546,9 @@ def animate(mech, params, traj, path, *, fps=25, max_frames=150, trail=None, tit
       title: optional title; the time is shown in the corner.
     Returns path.
     """
+    if mech.frame_kind() == "spatial":
+        from .spatial.draw import animate3d
+        return animate3d(mech, params, traj, path, fps=fps, max_frames=max_frames, title=title)
     plt = _mpl()
     from matplotlib.animation import FuncAnimation, PillowWriter
 

@@ -54,19 +54,29 @@ def sinusoid(amplitude: float, omega: float, phase: float = 0.0, offset: float =
     return Profile(polynomial([offset]).coef, float(amplitude), float(omega), float(phase))
 
 
-def as_profile(x) -> Profile:
-    """Accept a Profile, a number (constant) or a callable f(t) (user profile)."""
+def as_profile(x, what="profile") -> Profile:
+    """Accept a Profile, a finite number (constant) or a callable f(t) (user profile);
+    ValueError naming `what` otherwise (a bool, text, NaN or inf, non-finite profile
+    coefficients)."""
+    hint = ("give a finite number, a jaxmbs profile (constant_velocity, polynomial, sinusoid) "
+            "or a JAX function f(t)")
     if isinstance(x, Profile):
+        nums = list(x.coef) + [x.amp, x.omega, x.phase]
+        if not all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+                   and np.isfinite(v) for v in nums):
+            raise ValueError(f"{what}: the profile's coefficients must be finite numbers, got {x!r}")
         return x
     if callable(x):
         return Profile((0.0,) * N_COEF, fn=x)
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{what}: cannot use {x!r} as a driving profile; {hint}")
     try:
-        return constant(float(x))
+        v = float(x)
     except (TypeError, ValueError):
-        raise ValueError(
-            f"cannot use {x!r} as a driving profile: give a number, a jaxmbs profile "
-            "(constant_velocity, polynomial, sinusoid) or a JAX function f(t)"
-        ) from None
+        raise ValueError(f"{what}: cannot use {x!r} as a driving profile; {hint}") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{what}: must be finite, got {v!r}; {hint}")
+    return constant(v)
 
 
 def evaluate(p: dict, t):

@@ -20,31 +20,78 @@ __all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
 
 
 def _unrolled_factor(A, tol):
-    """Cholesky factor of a small SPD matrix written out element-wise.
+    """Cholesky factor of a small SPD matrix written out element-wise, dropping dependent
+    rows.
 
     Element-wise scalar arithmetic vectorises across a vmapped batch far better than a
     batched LAPACK call on tiny matrices (DESIGN.md performance notes).
-    Returns (L as nested lists of scalars, 1/diag, flag True if a pivot fell below
-    tol * A[j, j]).
+
+    A row whose pivot falls below tol * A[j, j] depends (to that tolerance) on the rows
+    before it: it is *dropped*: its diagonal entry becomes +inf, so 1/L_jj = 0, its column
+    below the diagonal is 0 and the solve returns x_j = 0 without touching the other
+    entries. The result is the exact solution of the system without the dropped rows (a
+    redundant constraint's multiplier is 0; see `SchurCholesky`). Rows that are not
+    dropped are factorised with the same arithmetic as an ordinary Cholesky.
+    Returns (L as nested lists of scalars, 1/diag (0 for dropped rows), dropped (m,) bool).
     """
     m = A.shape[0]
     L = [[None] * m for _ in range(m)]
-    bad = jnp.zeros((), bool)
+    dropped = [None] * m
     inv_d = [None] * m
     zero = jnp.zeros((), A.dtype)
     for j in range(m):
         d = A[j, j] - sum((L[j][k] ** 2 for k in range(j)), zero)
         # pivot relative to its own diagonal entry: the fraction of row j that is not a
         # combination of the rows before it (scale-invariant, unlike a global threshold)
-        floor = tol * jnp.abs(A[j, j])
-        small = d <= floor
-        bad = bad | small
-        d = jnp.where(small, jnp.maximum(floor, jnp.finfo(A.dtype).tiny), d)
-        L[j][j] = jnp.sqrt(d)
+        small = d <= tol * jnp.abs(A[j, j])
+        dropped[j] = small
+        L[j][j] = jnp.sqrt(jnp.where(small, jnp.inf, d))
         inv_d[j] = 1.0 / L[j][j]
         for i in range(j + 1, m):
             L[i][j] = (A[i, j] - sum((L[i][k] * L[j][k] for k in range(j)), zero)) * inv_d[j]
-    return L, inv_d, bad
+    return L, inv_d, jnp.stack(dropped)
+
+
+def _dense_factor(A, tol):
+    """The dropping Cholesky of `_unrolled_factor` for larger matrices, one column at a
+    time as vector operations (a Python loop up to 64 rows, `lax.fori_loop` above).
+    Returns (L (m, m) lower triangular with 1 on the diagonal of dropped rows and 0 below
+    it, dropped (m,) bool)."""
+    m = A.shape[0]
+    idx = jnp.arange(m)
+
+    def column(j, L):
+        c = A[:, j] - L @ L[j, :]  # (L is zero from column j on)
+        d = c[j]
+        small = d <= tol * jnp.abs(A[j, j])
+        ljj = jnp.sqrt(jnp.where(small, 1.0, d))
+        col = jnp.where(idx > j, jnp.where(small, 0.0, c / ljj), 0.0)
+        col = jnp.where(idx == j, ljj, col)
+        return L.at[:, j].set(col), small
+
+    L = jnp.zeros_like(A)
+    if m <= 64:
+        dropped = []
+        for j in range(m):
+            L, small = column(j, L)
+            dropped.append(small)
+        return L, jnp.stack(dropped)
+
+    def body(j, carry):
+        L, dr = carry
+        L, small = column(j, L)
+        return L, dr.at[j].set(small)
+
+    return jax.lax.fori_loop(0, m, body, (L, jnp.zeros((m,), bool)))
+
+
+def _dense_apply(L, dropped, b):
+    """x from the factor of `_dense_factor` for b (m,) or (m, k): the solution without
+    the dropped rows, 0 in their entries."""
+    tri = jax.scipy.linalg.solve_triangular
+    mask = dropped.reshape(dropped.shape + (1,) * (b.ndim - 1))
+    y = jnp.where(mask, 0.0, tri(L, b, lower=True))
+    return tri(L.T, y, lower=False)
 
 
 def _unrolled_apply(factor, b):
@@ -61,49 +108,53 @@ def _unrolled_apply(factor, b):
 
 
 class CholeskyFactor:
-    """A Cholesky factorisation of an SPD matrix that can be applied to several right-hand
-    sides (`solve(b)`); `singular` is the pivot flag. Small matrices are factorised
-    element-wise (unrolled), larger ones by LAPACK."""
+    """A Cholesky factorisation of a symmetric positive semi-definite matrix that can be
+    applied to several right-hand sides (`solve(b)`). Rows whose pivot falls below
+    tol * A[j, j] (default tol = 1e3 machine epsilon) are dropped (`dropped` (m,) bool;
+    `singular` = any dropped): `solve` then returns the exact solution of the system
+    without them, with 0 in their entries. Small matrices are factorised element-wise
+    (unrolled), larger ones column by column."""
 
     def __init__(self, A, tol=None, unroll_max=12):
         self.m = A.shape[0]
         tol = 1e3 * jnp.finfo(A.dtype).eps if tol is None else tol
         self.unrolled = self.m <= unroll_max
         if self.m == 0:
-            self.singular = jnp.zeros((), bool)
+            self.dropped = jnp.zeros((0,), bool)
         elif self.unrolled:
             self.factor = _unrolled_factor(A, tol)
-            self.singular = self.factor[2]
+            self.dropped = self.factor[2]
         else:
-            L = jnp.linalg.cholesky(A)
-            d = jnp.diagonal(L)
+            L, self.dropped = _dense_factor(A, tol)
             self.factor = L
-            self.singular = ~jnp.all(d**2 > tol * jnp.abs(jnp.diagonal(A))) | ~jnp.all(jnp.isfinite(L))
+        self.singular = jnp.any(self.dropped) if self.m else jnp.zeros((), bool)
 
     def solve(self, b):
         if self.m == 0:
             return b
         if self.unrolled:
             return _unrolled_apply(self.factor, b)
-        return jax.scipy.linalg.cho_solve((self.factor, True), b)
+        return _dense_apply(self.factor, self.dropped, b)
 
 
 def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
-    """x = A^-1 b for a symmetric positive definite A, differentiated implicitly.
+    """x = A^-1 b for a symmetric positive (semi-)definite A, differentiated implicitly.
 
     `lax.custom_linear_solve`: derivatives flow through the product A x only (dx =
     A^-1 (db - dA x), and the transposed solve for reverse mode reuses the factor), so the
     factorisation itself is never differentiated. Exact to round-off, and reverse mode
     stores the factor (two arrays) instead of every intermediate of an unrolled
     factorisation: about 4x less reverse-mode time for long rollouts (BENCHMARKS.md).
-    Returns (x, singular_flag).
+    Rows of A that depend on earlier ones are dropped (`CholeskyFactor`): x is then the
+    solution without them (0 in their entries). Returns (x, dropped (m,) bool).
     """
     f = CholeskyFactor(jax.lax.stop_gradient(A), tol, unroll_max)
     if f.unrolled:
         L, inv_d, _ = f.factor
         m = f.m
         zero = jnp.zeros((), A.dtype)
-        Lm = jnp.stack([jnp.stack([L[i][k] if k <= i else zero for k in range(m)]) for i in range(m)])
+        # (the diagonal is not used by the solve: 1/L_jj is iv, and 0 for dropped rows)
+        Lm = jnp.stack([jnp.stack([L[i][k] if k < i else zero for k in range(m)]) for i in range(m)])
         iv = jnp.stack(inv_d)
 
         def solve(_, rhs):
@@ -113,6 +164,18 @@ def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
         def solve(_, rhs):
             return f.solve(rhs)
     x = jax.lax.custom_linear_solve(lambda y: matmul(A, y), b, solve, symmetric=True)
+    return x, f.dropped
+
+
+def _refined_solve(A, A_reg, b, steps, tol=None, unroll_max=12):
+    """x = A^+ b (approximately) by `steps` refinements x <- x + A_reg^-1 (b - A x) on one
+    factor of A_reg = A + eps I. The factor is not differentiated; derivatives flow through
+    the products A x, so they converge with the iterates to those of the fixed point.
+    Returns (x, singular_flag)."""
+    f = CholeskyFactor(jax.lax.stop_gradient(A_reg), tol, unroll_max)
+    x = f.solve(b)
+    for _ in range(steps):
+        x = x + f.solve(b - matmul(A, x))
     return x, f.singular
 
 
@@ -120,10 +183,28 @@ def cholesky_solve(A, b, tol=None, unroll_max=12):
     """Solve the SPD system A x = b; returns (x, singular_flag).
 
     Small systems (m <= unroll_max) use an element-wise unrolled factorisation; larger ones
-    LAPACK's. A pivot below tol * A[j, j] flags the matrix as singular.
+    a column-by-column one. A pivot below tol * A[j, j] flags the matrix as singular (the
+    row is dropped: see `CholeskyFactor`).
     """
     f = CholeskyFactor(A, tol, unroll_max)
     return f.solve(b), f.singular
+
+
+def schur_tol(dtype, tol=None):
+    """Pivot tolerance of the Schur complement (`SchurCholesky.tol`; default sqrt(machine
+    epsilon): 1.5e-8 in float64, 3.5e-4 in float32). A row whose pivot falls below
+    tol * A[j, j] (the squared sine of its angle to the rows before it, in the M^-1
+    metric) is dropped as dependent. The round-off in the pivot of an exactly dependent
+    row is about eps * cond: 4e-13 measured for Bricard's linkage, whose smallest
+    independent pivot is 3e-5."""
+    return float(jnp.finfo(dtype).eps) ** 0.5 if tol is None else float(tol)
+
+
+def inconsistent(residual, scale, dropped, dtype, tol=None):
+    """True if a dropped row's residual exceeds schur_tol * scale (`row_scale`): a
+    dependent row whose right-hand side contradicts the rows it depends on (a singular
+    configuration, not a redundant constraint). residual, scale (m,), dropped (m,) bool."""
+    return jnp.any(dropped & (jnp.abs(residual) > schur_tol(dtype, tol) * scale))
 
 
 @static_class
@@ -131,16 +212,37 @@ class SchurCholesky:
     """Eliminate qdd with the block-diagonal M^-1 and solve the Schur complement
     (Phi_q M^-1 Phi_q^T) lam = Phi_q M^-1 Q - gamma by Cholesky.
 
-    Requires Phi_q of full row rank; a rank-deficient Jacobian (redundant constraints,
-    singular configurations) sets status SINGULAR. Use `DenseLU` as a reference or
-    `SchurCholesky(regularization=eps)` to damp redundant constraints
-    (lam minimises |A lam - r|^2 + eps |lam|^2 in the Schur metric).
+    Redundant constraints are handled (the default since issue 21, as `assemble` does): a
+    row of the Schur complement whose pivot falls below tol * A[j, j] (default tol =
+    sqrt(machine epsilon), see `schur_tol`) depends on the rows before it and is dropped:
+    its multiplier is 0 and
+    its load is carried by the rows it depends on (for rigid bodies the split between
+    redundant joints is statically indeterminate; the rows dropped are those that
+    `constraint_report` names as redundant, in row order). The accelerations are those of
+    the independent rows, exactly. The dropped row itself must then hold to within
+    tol relative to its terms (`row_scale`; its right-hand side consistent with the rows it
+    depends on, as for a redundant constraint); if not, the configuration is singular (a
+    dead point, a loop that cannot move as asked) and status SINGULAR is set.
+
+    `SchurCholesky(regularization=eps)` damps instead: lam minimises
+    |A lam - r|^2 + eps |lam|^2 in the Schur metric (a bias of order eps in the
+    accelerations). `DenseLU` is the reference for independent rows (it refuses
+    redundant ones).
+
+    refine: with a regularisation, that many steps of iterative refinement
+    lam <- lam + (A + eps I)^-1 (r - A lam) on the same factor (proximal-point iterations):
+    each step shrinks the regularisation's error in the accelerations by about
+    eps / (sigma + eps) on every constraint direction of singular value sigma, and the
+    multipliers tend to the least-norm ones. A larger eps (1e-8) with 2 steps keeps the
+    factor well conditioned at a redundant configuration and the accelerations exact to
+    ~eps^3, where a tiny eps alone trades one error for the other (round-off ~ 1/eps,
+    damping ~ eps). Dense path only (the banded and cam paths ignore it).
 
     Mechanisms with massless extra coordinates (cam curve parameters; `M.n_extra > 0`)
     have a singular M: they are solved with the augmented, SPD matrix
     M + w Phi_q^T Phi_q (same solution; see `augmented_mass`), factorised densely
-    (element-wise for n <= 6, LAPACK above, to keep compile times short). This branch is
-    static: mechanisms without extra coordinates are solved exactly as before.
+    (element-wise for n <= 6, column by column above, to keep compile times short). This
+    branch is static: mechanisms without extra coordinates are solved exactly as before.
 
     banded: long chains and trees have a banded Schur complement (rows renumbered by
     reverse Cuthill-McKee; bandwidth 3 for a pendulum chain of any length). With
@@ -149,13 +251,14 @@ class SchurCholesky:
     m x n array), the Schur complement is assembled in band storage and factorised by a
     banded Cholesky in a `lax.scan` over the rows (`jaxmbs.banded`): O(m w^2) work instead
     of O(m^3). False: always dense. Mechanisms with user, velocity or cam rows are always
-    solved densely.
+    solved densely. Redundant rows are dropped on every path alike.
     """
 
     unroll_max: int = 12
     regularization: float = 0.0
     tol: float | None = None
     banded: bool | None = None
+    refine: int = 0
 
     def solve(self, M, jac, Q, gamma):
         if isinstance(jac, SparseJacobian):  # constraint_terms(sparse=wants_sparse(...))
@@ -167,12 +270,46 @@ class SchurCholesky:
             return MinvQ, jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
         MinvJt = M.solve(jac.T)  # (n, m)
         A = matmul(jac, MinvJt)
+        A_reg = A
         if self.regularization:
-            A = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
-        rhs = matmul(jac, MinvQ) - gamma
-        lam, bad = _implicit_spd_solve(A, rhs, self.tol, self.unroll_max)
+            A_reg = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
+        JMQ = matmul(jac, MinvQ)
+        if self.regularization and self.refine:
+            lam, bad = _refined_solve(A, A_reg, JMQ - gamma, self.refine, self.tol, self.unroll_max)
+        else:
+            lam, bad = dropping_schur_solve(A_reg, JMQ, gamma, jnp.dot(Q, MinvQ), self.tol, self.unroll_max)
         qdd = MinvQ - matmul(MinvJt, lam)
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
+
+
+def dropping_schur_solve(A, JMQ, gamma, QMQ, tol=None, unroll_max=12):
+    """lam of the Schur system A lam = JMQ - gamma (A = J M^-1 J^T, JMQ = J M^-1 Q,
+    QMQ = Q . M^-1 Q), with the rows that depend on earlier ones dropped (multiplier 0;
+    pivot tolerance `schur_tol`), differentiated implicitly (`_implicit_spd_solve`).
+    Returns (lam, bad): bad is the SINGULAR flag, set when a dropped row does not hold
+    (`_check_dropped`: a singular configuration, not a redundant constraint)."""
+    rhs = JMQ - gamma
+    lam, dropped = _implicit_spd_solve(A, rhs, schur_tol(A.dtype, tol), unroll_max)
+    return lam, _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol)
+
+
+def row_scale(diagA, QMQ, lam, Alam, JMQ, gamma):
+    """Magnitude (m,) of each row's terms in A lam = J M^-1 Q - gamma, against which a
+    dropped row's residual is judged: sqrt(A_jj) times the M-norm of the accelerations
+    (|M^-1 Q|_M + |M^-1 J^T lam|_M, since |J_j x| <= sqrt(A_jj) |x|_M) plus |(J M^-1 Q)_j|
+    and |gamma_j|. (A row's own entries alone can be round-off: a redundant row with no
+    load on it.)"""
+    acc = jnp.sqrt(jnp.abs(QMQ)) + jnp.sqrt(jnp.abs(jnp.dot(lam, Alam)))
+    return jnp.sqrt(jnp.abs(diagA)) * acc + jnp.abs(JMQ) + jnp.abs(gamma)
+
+
+def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol):
+    """SINGULAR flag: a dropped row of A lam = rhs = JMQ - gamma that does not hold (see
+    `inconsistent`); QMQ = Q . M^-1 Q."""
+    A, lam, rhs, JMQ, gamma, QMQ = (jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ))
+    Alam = matmul(A, lam)
+    scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
+    return inconsistent(Alam - rhs, scale, dropped, A.dtype, tol)
 
 
 def augmented_mass(M, jac, Q, gamma):
@@ -203,8 +340,12 @@ def _augmented_schur(solver, M, jac, Q, gamma):
     A = 0.5 * (A + A.T)
     if solver.regularization:
         A = A + solver.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
-    lam, bad = cholesky_solve(A, jac @ MinvQ - gamma, solver.tol, solver.unroll_max)
+    JMQ = jac @ MinvQ
+    rhs = JMQ - gamma
+    f = CholeskyFactor(A, schur_tol(A.dtype, solver.tol), solver.unroll_max)
+    lam = f.solve(rhs)
     qdd = MinvQ - MinvJt @ lam
+    bad = _check_dropped(A, lam, rhs, JMQ, gamma, jnp.dot(Qbar, MinvQ), f.dropped, solver.tol)
     bad = bad | fM.singular
     return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
 

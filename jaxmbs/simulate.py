@@ -1,7 +1,17 @@
-"""simulate(): the jitted forward-dynamics entry point, driven by `lax.scan`."""
+"""simulate(): the jitted forward-dynamics entry point, driven by `lax.scan`.
+
+`jaxmbs.simulate` is this module *and* the function: the module is callable, and calling
+it calls `simulate` (issue 21). So `jaxmbs.simulate(mech, params, q0, v0, t_span, dt)`
+runs a simulation, `import jaxmbs.simulate` gives this module (not the function that a
+re-export would shadow it with), and `from jaxmbs.simulate import simulate, _simulate`
+give the functions. `inspect.signature(jaxmbs.simulate)` is the function's.
+"""
 from __future__ import annotations
 
 import functools
+import inspect
+import sys
+import types
 import warnings
 from typing import NamedTuple
 
@@ -11,24 +21,51 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import accelerations
+from .dynamics import MechanismTerm, finish_step
+from .dynamics import _accelerations as accelerations  # (the engine's, without input checks)
+from .dynamics import step as physics_step
 from .equations import constraint_terms, energy_terms
 from .integrators import RK4
 from .saddle import SchurCholesky
 from .stabilize import Projection
 
-__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization"]
+__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization", "ENERGY_TOL",
+           "energy_balance_error"]
+
+ENERGY_TOL = 0.05  # default energy_tol of simulate: ENERGY status above this relative error
+
+
+def energy_balance_error(kinetic, potential, work):
+    """Relative error of the energy balance over save points (last axis):
+    max |E(t) - E(t0)| / (max T + (max V - min V) + max |W|), E = T + V - W.
+
+    The denominator is the energy the motion exchanges (kinetic energy, the range of the
+    potential, the work of non-conservative forces and drivers), so the measure does not
+    depend on the zero of the potential. A stable, accurate integration gives round-off to
+    truncation-error levels (1e-12 to 1e-6); an integration beyond its stability limit (a
+    stiff spring or contact with too large a step) gives O(0.1 - 1). Returns (error,
+    floor): floor = sqrt(eps) (max T + max |V| + max |W|) / denominator is the round-off
+    level below which no error is reported (a mechanism at rest)."""
+    E = kinetic + potential - work
+    dE = jnp.max(jnp.abs(E - E[..., :1]), -1)
+    scale = (jnp.max(kinetic, -1) + jnp.max(potential, -1) - jnp.min(potential, -1)
+             + jnp.max(jnp.abs(work), -1))
+    size = jnp.max(jnp.abs(kinetic), -1) + jnp.max(jnp.abs(potential), -1) + jnp.max(jnp.abs(work), -1)
+    eps = jnp.finfo(E.dtype).eps
+    tiny = jnp.finfo(E.dtype).tiny
+    return dE / jnp.maximum(scale, tiny), jnp.sqrt(eps) * size / jnp.maximum(scale, tiny)
 
 
 class Trajectory(NamedTuple):
     """Saved samples of a simulation (leading axis: save points; batch axes first if vmapped).
 
-    t (s,) s; q, v (s, n); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
+    t (s,) s; q (s, n_coords), v (s, n_vel); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
     velocity_error (s,) = max|Phi_q v + Phi_t| (nonholonomic rows A v - b included: for a
     knife edge this is its only residual, constraint_error does not see it); kinetic, potential (s,) J; work (s,) J done
     on the system by non-conservative forces, drivers and constraint forces since t0, so
     kinetic + potential - work is constant up to integration error; status () int32 bit
-    flags (see jaxmbs.status); n_steps () steps taken (accepted, for adaptive);
+    flags (see jaxmbs.status; ENERGY when the energy balance fails, see
+    `energy_balance_error`); n_steps () steps taken (accepted, for adaptive);
     n_rejected () rejected adaptive steps.
     """
 
@@ -55,6 +92,11 @@ class Trajectory(NamedTuple):
         E = self.energy
         ref = jnp.maximum(jnp.abs(E[..., :1]), jnp.max(self.kinetic, -1, keepdims=True))
         return jnp.max(jnp.abs(E - E[..., :1]), -1) / ref[..., 0]
+
+    def energy_error(self):
+        """The relative energy-balance error that the ENERGY status flag tests
+        (`energy_balance_error`: max |E - E(t0)| over the energy exchanged)."""
+        return energy_balance_error(self.kinetic, self.potential, self.work)[0]
 
 
 def _is_tracer(*xs):
@@ -99,13 +141,15 @@ def _time_grid(t_span, dt, save_every):
 
 def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=Projection(),
              solver=SchurCholesky(), controls=None, save_every: int = 1,
-             drift_tol: float = 1e-6, check_initial: bool = True,
-             initial_tol: float = 1e-6, t_offset=None, checkpoint=False) -> Trajectory:
+             drift_tol: float = 1e-6, energy_tol: float | None = ENERGY_TOL,
+             check_initial: bool = True, initial_tol: float = 1e-6, t_offset=None,
+             checkpoint=False) -> Trajectory:
     """Forward dynamics from (q0, v0) over t_span = (t0, t1) (s).
 
     Args:
       mech, params: from `Model.build()` (params may be traced / batched under vmap).
-      q0, v0: (n,) consistent initial coordinates and velocities (see `assemble`).
+      q0 (n_coords,), v0 (n_vel,): consistent initial coordinates and velocities (see
+        `assemble`).
       t_span: (t0, t1) in s, Python floats. dt: step (fixed-step integrators) or first
         step (adaptive), s; t1 - t0 must be a whole number of dt.
       integrator: RK4() (default), SemiImplicitEuler(), Euler(), DormandPrince5(rtol, atol,
@@ -117,6 +161,13 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
         JAX function u(t) -> (n_controls,).
       save_every: save every k-th step of the dt grid (t0 is always saved).
       drift_tol: constraint residual above which the DRIFT status flag is set.
+      energy_tol: relative energy-balance error above which the ENERGY status flag is set
+        (default 0.05): kinetic + potential - work must stay constant, and its change
+        over the save points, relative to the energy the motion exchanges, is
+        `energy_balance_error` (Trajectory.energy_error()). It catches integrations
+        beyond their stability limit (e.g. RK4 with dt * sqrt(k / m) > 2.8 for a spring
+        of stiffness k), whose states can stay bounded and finite. It is checked at the
+        save points only. None: no check.
       check_initial: when the inputs are concrete (not traced), raise ValueError if the
         initial state violates the constraints by more than initial_tol.
       t_offset: optional scalar (may be traced) added to t_span: simulations of the same
@@ -129,26 +180,219 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
     Returns a `Trajectory`. Under `jax.vmap` over params / q0 / v0 / controls each member
     gets its own status; a failing member never affects the others.
     """
+    from . import checks
+
+    checks.check_mech(mech, "simulate")
     t0, t1, dt, n_steps = _time_grid(t_span, dt, save_every)
-    n = mech.n_coords
+    n, nv = mech.n_coords, mech.n_vel
+    for x, name in ((q0, "q0"), (v0, "v0")):
+        if isinstance(x, (str, bytes, bool)) or x is None:
+            raise ValueError(f"simulate: {name} must be an array of numbers, got {x!r}")
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
-    if q0.shape[-1] != n or v0.shape[-1] != n:
-        raise ValueError(f"q0 and v0 must have shape ({n},) for this mechanism "
-                         f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
+    if q0.shape != (n,) or v0.shape != (nv,):
+        want = f"q0 and v0 must have shape ({n},)" if n == nv else \
+            f"q0 must have shape ({n},) and v0 shape ({nv},)"
+        raise ValueError(f"{want} for this mechanism ({', '.join(mech.coordinate_names())}); "
+                         f"got {q0.shape}, {v0.shape}"
+                         + ("; for a batch of states use simulate_batch" if q0.ndim > 1 else ""))
     if controls is not None and not callable(controls):
         controls = jnp.asarray(controls, q0.dtype)
         if controls.ndim != 2 or controls.shape[0] != n_steps:
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
+    checks.check_state(mech, q0, v0, names=("q0", "v0"), where="simulate")
+    _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, "simulate")
+    energy_tol = _check_energy_tol(energy_tol)
     if check_initial and not _is_tracer(params, q0, v0, t_offset):
+        checks.check_params(mech, params, where="simulate: params")
         _check_initial_state(mech, params, q0, v0, t0 + (0.0 if t_offset is None else float(t_offset)),
                              initial_tol)
+        _check_solver_rows(mech, params, q0, t0, solver, "simulate")
     ctrl_fn = controls if callable(controls) else None
     ctrl_arr = None if callable(controls) else controls
     t_start = jnp.asarray(t0, q0.dtype) + (0.0 if t_offset is None else jnp.asarray(t_offset, q0.dtype))
     return _simulate(mech, params, q0, v0, ctrl_arr, t_start, dt=dt, n_steps=n_steps,
                      save_every=save_every, integrator=integrator, stabilizer=stabilizer,
-                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint)
+                     solver=solver, ctrl_fn=ctrl_fn, drift_tol=drift_tol, checkpoint=checkpoint,
+                     energy_tol=energy_tol)
+
+
+def _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, where):
+    """Type checks of simulate's option objects and numbers (ValueError naming them)."""
+    for name, obj, attrs, kinds in (
+            ("integrator", integrator, ("adaptive",), "jaxmbs.RK4(), SemiImplicitEuler(), Euler() or DormandPrince5()"),
+            ("stabilizer", stabilizer, ("gamma", "post_step"), "jaxmbs.Projection(), Baumgarte(alpha) or NoStabilization()"),
+            ("solver", solver, ("solve",), "jaxmbs.SchurCholesky() or DenseLU()")):
+        if not all(hasattr(obj, a) for a in attrs):
+            raise ValueError(f"{where}: {name} must be one of {kinds}, got {obj!r}")
+    for name, x in (("drift_tol", drift_tol), ("initial_tol", initial_tol)):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)) \
+                or not np.isfinite(x) or x < 0:
+            raise ValueError(f"{where}: {name} must be a finite number >= 0, got {x!r}")
+
+
+def _check_solver_rows(mech, params, q0, t0, solver, where):
+    """DenseLU solves the KKT matrix by LU, which is singular with redundant rows (the run
+    would freeze at t0 with NONFINITE): refuse them for concrete inputs, naming the rows."""
+    from .saddle import DenseLU
+
+    if not isinstance(solver, DenseLU) or mech.n_constraints == 0:
+        return
+    from .analysis import constraint_report
+
+    rep = constraint_report(mech, params, q0, t0, check=False)
+    if rep["redundant"]:
+        raise ValueError(
+            f"{where}: the constraint rows {', '.join(rep['redundant'])} are redundant (they depend "
+            f"on other rows: rank {rep['rank']} of {rep['n_constraints']}); DenseLU factorises the "
+            "full KKT matrix, which is then singular. Use solver=jaxmbs.SchurCholesky() (the "
+            "default: it drops redundant rows, their multipliers are 0), or remove the redundant "
+            "joints")
+
+
+def _check_energy_tol(energy_tol):
+    """energy_tol as a float (or None), or ValueError."""
+    if energy_tol is None:
+        return None
+    if isinstance(energy_tol, (bool, np.bool_)) or not isinstance(energy_tol, (int, float, np.floating, np.integer)) \
+            or not np.isfinite(energy_tol) or energy_tol <= 0:
+        raise ValueError(f"energy_tol must be a positive finite number (relative energy-balance "
+                         f"error) or None, got {energy_tol!r}")
+    return float(energy_tol)
+
+
+def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axis=0,
+                       t_offset=None, options=None):
+    """The checks of `simulate_batch` before anything is traced (issue 21): mech; params_axis
+    (0, None, or a pytree prefix of params of 0 / None); q0, v0 of shapes (batch, n_coords),
+    (batch, n_vel) (state_axis=0) or (n_coords,), (n_vel,) (None), real numbers; one batch
+    size for the batched params leaves and the states (ValueError naming params / q0 and
+    params_axis); the option objects; and, with check_initial (default) and concrete
+    inputs, the initial consistency that `simulate` checks, for every member whose inputs
+    are finite (ValueError naming the member and the rows). Non-finite or invalid parameter
+    values of a member are not refused: in a batch they are data, and that member's run
+    ends with a status flag (see `simulate_batch`)."""
+    from . import checks
+
+    where = "simulate_batch"
+    checks.check_mech(mech, where)
+    from .mechanism import Params
+
+    if not isinstance(params, Params):
+        raise ValueError(f"{where}: params must be the Params of build() (batched with "
+                         f"jax.vmap(lambda x: mech.replace(params, {{...}}))(values)), got "
+                         f"{type(params).__name__}")
+    opts = dict(options or {})
+    _check_options(opts.get("integrator", RK4()), opts.get("stabilizer", Projection()),
+                   opts.get("solver", SchurCholesky()), opts.get("save_every", 1),
+                   opts.get("drift_tol", 1e-6), opts.get("initial_tol", 1e-6), where)
+    if "energy_tol" in opts:
+        _check_energy_tol(opts["energy_tol"])
+    ci = opts.get("check_initial", True)
+    if not isinstance(ci, (bool, np.bool_)):
+        raise ValueError(f"{where}: check_initial must be True or False, got {ci!r}")
+    # params_axis: 0, None or a pytree prefix of 0 / None
+    try:
+        axes = _axes_tree(params_axis, params)
+        ax_leaves = jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
+    except (ValueError, TypeError):
+        raise ValueError(f"{where}: params_axis must be 0, None or a pytree prefix of params "
+                         f"with 0 / None leaves, got {params_axis!r}") from None
+    if any(a not in (0, None) or isinstance(a, bool) for a in ax_leaves):
+        raise ValueError(f"{where}: params_axis must be 0 (batched along the first axis) or None "
+                         f"(shared), got {params_axis!r}")
+    batched = state_axis == 0
+    # (a non-finite member is data: its run ends NONFINITE, the others are unaffected)
+    checks.check_state(mech, q0, v0, batch=batched, names=("q0", "v0"), where=where, finite=False)
+    sizes = {}
+    if batched:
+        sizes["q0"] = int(np.shape(q0)[0])
+        if np.shape(v0)[0] != sizes["q0"]:
+            raise ValueError(f"{where}: q0 and v0 need the same batch size, got {np.shape(q0)} and "
+                             f"{np.shape(v0)}")
+    pleaves = jax.tree_util.tree_leaves_with_path(params)
+    gax = axes.gravity
+    if gax == 0 and np.ndim(params.gravity) < 2:
+        raise ValueError(
+            f"{where}: params is not batched (params.gravity has shape {np.shape(params.gravity)}), "
+            f"but params_axis={params_axis!r} batches it along the first axis: for one set of "
+            "params shared by a batch of states pass params_axis=None; for one set per member "
+            "batch them with jax.vmap(lambda x: mech.replace(params, {...}))(values)")
+    for (path, leaf), ax in zip(pleaves, jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)):
+        if ax == 0:
+            if np.ndim(leaf) == 0:
+                raise ValueError(f"{where}: params{jax.tree_util.keystr(path)} is a scalar, but "
+                                 "params_axis=0 batches every params leaf along its first axis; "
+                                 "pass params_axis=None to share one set of params")
+            sizes.setdefault(f"params{jax.tree_util.keystr(path)}", int(np.shape(leaf)[0]))
+    if not sizes:
+        raise ValueError(f"{where}: nothing is batched: give params_axis=0 (params batched with "
+                         "jax.vmap) or state_axis=0 (q0, v0 of shape (batch, n))")
+    if len(set(sizes.values())) > 1:
+        qb = sizes.get("q0")
+        odd = [(k, b) for k, b in sizes.items() if k != "q0" and b != (qb if qb is not None else b)]
+        if qb is None:
+            first = next(iter(sizes.values()))
+            odd = [(k, b) for k, b in sizes.items() if b != first]
+        k, b = odd[0]
+        raise ValueError(
+            f"{where}: the batch sizes differ: q0 has {qb if qb is not None else '-'} rows, "
+            f"{k} has {b} along its first axis (params_axis={params_axis!r}). With "
+            "params_axis=0 every params leaf needs the batch size as its first axis (batch "
+            "params with jax.vmap(lambda x: mech.replace(params, {...}))(values)); for one set "
+            "of params shared by a batch of states pass params_axis=None")
+    if ci and not _is_tracer(params, q0, v0, t_offset):
+        t0 = float(t_span[0]) + (0.0 if t_offset is None else float(np.asarray(t_offset)))
+        _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis,
+                                 opts.get("initial_tol", 1e-6), opts.get("solver", SchurCholesky()))
+
+
+def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, solver):
+    """ValueError if a member with finite inputs violates the constraints at t0 by more
+    than tol (position or velocity level), naming the member and the rows."""
+    if mech.n_constraints == 0:
+        return
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    paxes = jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
+    treedef = jax.tree_util.tree_structure(params)
+    in_axes = jax.tree_util.tree_unflatten(treedef, paxes)
+
+    def one(p, q, v):
+        terms = constraint_terms(mech, p, q, v, t0)
+        fin = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
+        for leaf in jax.tree_util.tree_leaves(p):
+            fin = fin & jnp.all(jnp.isfinite(leaf))
+        return terms.phi, terms.jac @ v + terms.phit, fin
+
+    phi, vel, fin = _batch_residuals(mech, in_axes, state_axis)(one, params, q0, v0)
+    phi, vel, fin = np.asarray(phi), np.asarray(vel), np.asarray(fin)
+    names = mech.constraint_names()
+    for what, r in (("position", phi), ("velocity", vel)):
+        err = np.where(fin[:, None], np.abs(r), 0.0)
+        bad = np.nonzero(np.max(err, axis=1) > tol)[0]
+        if bad.size:
+            b = int(bad[0])
+            worst = ", ".join(f"{names[i]} = {r[b, i]:.3g}" for i in np.argsort(-err[b])[:4] if err[b, i] > tol)
+            raise ValueError(
+                f"simulate_batch: inconsistent initial state of batch member {b} "
+                f"({bad.size} of {len(fin)} members): {what} constraint residuals above {tol:g}: "
+                f"{worst}. Assemble every member first, e.g. jax.vmap(lambda p, q, v: "
+                "jaxmbs.assemble(mech, p, q, v))(params, q0, v0), or pass check_initial=False "
+                "to simulate from it anyway")
+    ok = np.nonzero(fin)[0]
+    if ok.size:
+        b = int(ok[0])
+        pb = jax.tree_util.tree_map(lambda a, x: x[b] if a == 0 else x,
+                                    jax.tree_util.tree_unflatten(treedef, paxes), params,
+                                    is_leaf=lambda a: a is None)
+        qb = q0[b] if state_axis == 0 else q0
+        _check_solver_rows(mech, pb, qb, t0, solver, "simulate_batch")
+
+
+def _batch_residuals(mech, in_axes, state_axis):
+    def run(one, params, q0, v0):
+        return jax.jit(jax.vmap(one, in_axes=(in_axes, state_axis, state_axis)))(params, q0, v0)
+    return run
 
 
 def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
@@ -162,42 +406,18 @@ def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
     return u_at
 
 
-def _rhs(mech, params, u_at, solver, stabilizer):
-    def rhs(u_fixed, k):
-        def f(t, y):
-            q, v, _ = y
-            u = u_at(t, k) if u_fixed is None else u_fixed
-            acc = accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
-            return (v, acc.qdd, acc.power), acc.status
-        return f
-    return rhs
-
-
-def _finisher(mech, params, stabilizer, solver):
-    def finish(t, y, y_new, s, status):
-        q, v, w = y_new
-        q, v, sp = stabilizer.post_step(mech, params, q, v, t, solver)
-        y_new = (q, v, w)
-        finite = jnp.all(jnp.array([jnp.all(jnp.isfinite(x)) for x in y_new]))
-        frozen = (status & st.NONFINITE) > 0
-        keep = finite & ~frozen
-        y_out = jax.tree_util.tree_map(lambda a, b: jnp.where(keep, a, b), y_new, y)
-        status = status | jnp.where(keep, s | sp, 0) | jnp.where(finite, 0, st.NONFINITE)
-        return y_out, status.astype(jnp.int32)
-    return finish
-
-
 def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabilizer, solver):
-    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)."""
-    rhs = _rhs(mech, params, u_at, solver, stabilizer)
-    finish = _finisher(mech, params, stabilizer, solver)
+    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)
+    of `jaxmbs.dynamics.step`, the physics step shared with the environments."""
 
     def one(carry, k):
         y, status = carry
         t = t0 + k * dt
         # (an array of controls is indexed by the step k: constant over the step)
-        y_new, s = integrator.step(rhs(None, k), t, y, dt)
-        return finish(t + dt, y, y_new, s, status), None
+        y, _, status = physics_step(mech, params, t, y, dt, lambda tt: u_at(tt, k),
+                                    integrator=integrator, stabilizer=stabilizer,
+                                    solver=solver, status=status)
+        return (y, status), None
 
     def chunk(carry, c):
         ks = c * save_every + jnp.arange(save_every)
@@ -208,7 +428,7 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
 
 
 def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, solver,
-                 stabilizer, status, drift_tol, n_taken, n_rej):
+                 stabilizer, status, drift_tol, n_taken, n_rej, energy_tol=ENERGY_TOL):
     """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)."""
     dtype = q0.dtype
     qs = jnp.concatenate([q0[None], ys[0]])
@@ -229,14 +449,20 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
 
     lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
     status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
+    from .checks import params_status
+
+    status = status | params_status(mech, params)  # (traced bad parameters: PARAMS)
+    if energy_tol is not None:
+        err, floor = energy_balance_error(T, V, ws)
+        status = status | jnp.where(err > energy_tol + floor, st.ENERGY, 0).astype(jnp.int32)
     return Trajectory(ts, qs, vs, lam, cerr, verr, T, V, ws, status, n_taken, n_rej)
 
 
 @functools.partial(jax.jit, static_argnames=("dt", "n_steps", "save_every", "integrator",
                                              "stabilizer", "solver", "ctrl_fn", "drift_tol",
-                                             "checkpoint"))
+                                             "checkpoint", "energy_tol"))
 def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
-              stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+              stabilizer, solver, ctrl_fn, drift_tol, checkpoint, energy_tol=ENERGY_TOL):
     dtype = q0.dtype
     u_at = _controls_fn(ctrl_fn, ctrl_arr, n_steps, mech.n_controls, dtype)
     y0 = (q0, v0, jnp.zeros((), dtype))
@@ -254,8 +480,13 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         n_taken = jnp.asarray(n_steps, jnp.int32)
         n_rej = jnp.zeros((), jnp.int32)
     else:
-        rhs = _rhs(mech, params, u_at, solver, stabilizer)
-        finish = _finisher(mech, params, stabilizer, solver)
+        def term(kk):
+            return MechanismTerm(mech, params, lambda tt: u_at(tt, kk), solver, stabilizer)
+
+        def finish(t1, y, y_new, s, status):
+            return finish_step(mech, params, t1, y, y_new, s, status, stabilizer=stabilizer,
+                               solver=solver)
+
         t_save = t0 + dt * save_every * jnp.arange(1, n_save + 1, dtype=dtype)
         h0 = dt if integrator.h0 is None else integrator.h0
         buf0 = jax.tree_util.tree_map(lambda a: jnp.zeros((n_save,) + a.shape, a.dtype), y0)
@@ -270,7 +501,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
             h_eff = jnp.where(hit, remaining, h)
             h_eff = jnp.where(done, dt, h_eff)
             kk = jnp.floor((t - t0) / span * n_steps).astype(jnp.int32)
-            y_new, err, s = integrator.attempt(rhs(None, kk), t, y, h_eff)
+            y_new, err, s = integrator.attempt(term(kk), t, y, h_eff)
             accept = (err <= 1.0) & ~done
             t_new = jnp.where(hit, target, t + h_eff)
             y_acc, status_acc = finish(t_new, y, y_new, s, status)
@@ -302,7 +533,8 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 
     return _diagnostics(mech, params, q0, v0, ys, t0, u_at, dt=dt, n_save=n_save,
                         save_every=save_every, solver=solver, stabilizer=stabilizer,
-                        status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej)
+                        status=status, drift_tol=drift_tol, n_taken=n_taken, n_rej=n_rej,
+                        energy_tol=energy_tol)
 
 
 # ============================================================================ batch paths
@@ -376,6 +608,9 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
     t_span = (float(t_span[0]), float(t_span[1]))
     dt = float(dt)
+    # (issue 21: shapes, batch sizes, options and initial consistency, before tracing)
+    check_batch_inputs(mech, params, q0, v0, t_span, params_axis=params_axis,
+                       state_axis=state_axis, t_offset=t_offset, options=kwargs)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     kwargs = dict(kwargs)
     controls = kwargs.pop("controls", None)
@@ -604,19 +839,19 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 state_axis, t_offset, *, integrator=RK4(),
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
-                                initial_tol=1e-6, checkpoint=False):
+                                initial_tol=1e-6, checkpoint=False,
+                                energy_tol=ENERGY_TOL):  # (issue 21: energy_tol passed on)
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
-    n = mech.n_coords
+    n, nv = mech.n_coords, mech.n_vel
     batch = _batch_size(params, q0, params_axis, state_axis)
     if state_axis is None:  # shared initial state: one row per member of the params batch
         q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
         v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
-    # (q and v may differ in length: spatial bodies carry a quaternion in q, an angular
-    # velocity in v; the core checks v's length)
-    if q0.ndim != 2 or q0.shape[-1] != n or v0.ndim != 2 or v0.shape[0] != q0.shape[0]:
-        raise ValueError(f"q0 and v0 must have shape (batch, {n}) for this mechanism "
+    # (q and v differ in length for spatial bodies: a quaternion in q, an angular velocity in v)
+    if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape[:1] + (nv,):
+        raise ValueError(f"q0 and v0 must have shapes (batch, {n}) and (batch, {nv}) for this mechanism "
                          f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
     if ctrl_arr is not None:
         ctrl_arr = jnp.asarray(ctrl_arr, q0.dtype)
@@ -629,7 +864,8 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
     return _simulate_ew(mech, params, q0, v0, ctrl_arr, t_start, params_axis=params_axis, dt=dt,
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
-                        drift_tol=drift_tol, checkpoint=checkpoint)
+                        drift_tol=drift_tol, checkpoint=checkpoint,
+                        energy_tol=_check_energy_tol(energy_tol))
 
 
 def _ew_form(mech, solver) -> str:
@@ -648,7 +884,8 @@ EW_TILE = 256  # members simulated together on the batch-minor path (the rest in
 
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
-                 integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint):
+                 integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint,
+                 energy_tol=ENERGY_TOL):
     """The batch-minor loop: the state is kept batch-last, (n, members); each step is one
     batch-minor program (`elementwise_vmap` or `minor_vmap` of one member's fixed step,
     `_ew_form`), run in a scan over the steps of a save interval, itself in a scan over
@@ -736,9 +973,22 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         u_at = _controls_fn(ctrl_fn, c, n_steps, nu, dtype)
         return _diagnostics(mech, p, q0m, v0m, ysm, t0, u_at, dt=dt, n_save=n_save,
                             save_every=save_every, solver=solver, stabilizer=stabilizer,
-                            status=s, drift_tol=drift_tol,
+                            status=s, drift_tol=drift_tol, energy_tol=energy_tol,
                             n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32))
 
     c_axis = None if ctrl_axis is None else 0
     return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0, c_axis))(params, q0, v0, ys, status,
                                                                      ctrl_arr)
+
+
+# ------------------------------------------------------------- the callable module
+class _CallableModule(types.ModuleType):
+    """The module jaxmbs.simulate, callable as the function `simulate` (see the module
+    docstring)."""
+
+    def __call__(self, *args, **kwargs):
+        return simulate(*args, **kwargs)
+
+
+__signature__ = inspect.signature(simulate)
+sys.modules[__name__].__class__ = _CallableModule

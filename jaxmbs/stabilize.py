@@ -68,11 +68,19 @@ class Projection:
 def project(mech, params, q, v, t, solver, iterations=2, tol=None):
     """M-weighted projection of (q, v) onto the position and velocity constraint manifolds.
 
+    The position correction is computed in velocity space (dq of least kinetic-energy
+    norm with jac dq = -Phi) and applied with the node families' update q (+) dq (the
+    quaternion exponential map for spatial bodies).
+
     The position step uses the holonomic rows only; the velocity step all rows
     (nonholonomic rows A(q, t) v = b included).
 
-    Returns (q, v, status): status NEWTON_FAILED if |Phi| > tol after the iterations,
-    SINGULAR if a solve was singular.
+    Returns (q, v, status): status NEWTON_FAILED if |Phi| > tol after the iterations.
+    The solves' SINGULAR flag is not passed on: their right-hand sides are residuals at
+    round-off level, whose dependent (redundant) rows cannot be checked for consistency
+    against them; a singular configuration is flagged by the dynamics solve of the same
+    step, and a projection that does not reach the manifold by NEWTON_FAILED (a non-finite
+    one by the caller's NONFINITE).
 
     Massless extra coordinates (cam curve parameters) carry no weight in the M-norm; the
     correction is still unique whenever the saddle system is regular, and `solver`
@@ -83,7 +91,7 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
         tol = float(jnp.finfo(q.dtype).eps) ** 0.5
     if mech.n_constraints == 0:
         return q, v, status
-    zero = jnp.zeros_like(q)
+    zero = jnp.zeros_like(v)
     sparse = wants_sparse(solver, mech)
     # the position step uses the holonomic rows only (nonholonomic rows have no Phi)
     hol = mech.holonomic_rows if mech.nonholonomic_rows else None
@@ -92,11 +100,11 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None):
         M = mass_matrix(mech, params, q)
         jac, phi = (terms.jac, terms.phi) if hol is None else (terms.jac[hol], terms.phi[hol])
         dq, _, s = solver.solve(M, jac, zero, -phi)
-        q, status = q + dq, status | s
+        q, status = mech.retract(q, dq), status | (s & ~st.SINGULAR)
     terms = constraint_terms(mech, params, q, v, t, sparse)
     M = mass_matrix(mech, params, q)
     dv, _, s = solver.solve(M, terms.jac, zero, -(terms.jac @ v + terms.phit))
     scale = 1.0 + jnp.max(jnp.abs(q))
     failed = jnp.max(jnp.abs(terms.phi), initial=0.0) > tol * scale
-    status = status | s | jnp.where(failed, st.NEWTON_FAILED, st.OK).astype(jnp.int32)
+    status = status | (s & ~st.SINGULAR) | jnp.where(failed, st.NEWTON_FAILED, st.OK).astype(jnp.int32)
     return q, v + dv, status

@@ -15,11 +15,11 @@ def double_pendulum(g=9.81):
 
 
 def slider_crank(omega=150.0, driven=True):
-    """REFERENCES.md §2: crank 0.15 m, rod 0.30 m, crank driven at omega (rad/s)."""
+    """docs/reference_problems.md §2: crank 0.15 m, rod 0.30 m, crank driven at omega (rad/s)."""
     L1, L2 = 0.15, 0.30
     M1, J1p, M2, J2e, M3 = 0.36, 0.002727, 0.151104, 0.0045339259, 0.075552
     m = mb.Model(gravity=(0.0, 0.0))
-    # crank CG at L1/2 (the Test Set's choice; REFERENCES.md gives J1 about the pivot only)
+    # crank CG at L1/2 (the Test Set's choice; the source gives J1 about the pivot only)
     m.add_body("crank", mass=M1, inertia=J1p - M1 * (L1 / 2) ** 2, position=(0.0, 0.0),
                cg=(L1 / 2, 0.0), angular_velocity=0.0 if driven else omega)
     m.add_body("rod", mass=M2, inertia=J2e - M2 * (L2 / 2) ** 2, position=(L1 + L2 / 2, 0.0))

@@ -190,20 +190,35 @@ def test_banded_batch_with_batched_params():
         np.testing.assert_allclose(tr.lam[k], ref.lam, rtol=1e-9, atol=1e-9)
 
 
-def test_redundant_rows_are_flagged_singular():
-    """Two revolutes between the same bodies at the same point: rank-deficient rows."""
-    mech0, params0, q0, v0 = chain(10)
-    m = mb.Model(gravity=(0.0, -9.81))
-    L, a = 0.5, np.deg2rad(-60.0)
-    e = np.array([np.cos(a), np.sin(a)])
-    for k in range(10):
-        m.add_body(f"l{k}", mass=1.0, inertia=L**2 / 12, position=(k + 0.5) * L * e, angle=a)
-        m.add_revolute(f"j{k}", "ground" if k == 0 else f"l{k - 1}", f"l{k}", at=k * L * e)
-    m.add_revolute("dup", "l3", "l4", at=4 * L * e)
-    mech, params, q0, v0 = m.build()
-    acc = mb.accelerations(mech, params, jnp.asarray(q0), jnp.asarray(v0), 0.0,
-                           solver=mb.SchurCholesky(banded=True))
-    assert int(acc.status) == mb.status.SINGULAR
+def test_redundant_rows_are_dropped_on_the_banded_path():
+    """Two revolutes between the same bodies at the same point: rank-deficient rows. The
+    banded factorisation drops the dependent rows (issue 21, as the dense paths do):
+    status 0, the accelerations of the chain without the duplicate pin, and the two pins
+    together carry that chain's pin force."""
+    def build(dup):
+        m = mb.Model(gravity=(0.0, -9.81))
+        L, a = 0.5, np.deg2rad(-60.0)
+        e = np.array([np.cos(a), np.sin(a)])
+        for k in range(10):
+            m.add_body(f"l{k}", mass=1.0, inertia=L**2 / 12, position=(k + 0.5) * L * e, angle=a,
+                       angular_velocity=0.3 * k)
+            m.add_revolute(f"j{k}", "ground" if k == 0 else f"l{k - 1}", f"l{k}", at=k * L * e)
+        if dup:
+            m.add_revolute("dup", "l3", "l4", at=4 * L * e)
+        mech, params, q0, _ = m.build()
+        s0 = mb.assemble(mech, params, q0, jnp.zeros_like(jnp.asarray(q0)).at[2].set(1.0),
+                         fixed=("l0.theta",))
+        return mech, params, s0.q, s0.v
+
+    mech, params, q0, v0 = build(True)
+    ref_mech, ref_params, _, _ = build(False)
+    ref = mb.accelerations(ref_mech, ref_params, q0, v0, 0.0, solver=mb.SchurCholesky(banded=False))
+    for banded in (True, False):
+        acc = mb.accelerations(mech, params, q0, v0, 0.0, solver=mb.SchurCholesky(banded=banded))
+        assert int(acc.status) == 0
+        np.testing.assert_allclose(acc.qdd, ref.qdd, rtol=0, atol=1e-9)
+        pins = np.asarray(acc.lam)[list(mech.joint("j4").rows)] + np.asarray(acc.lam)[list(mech.joint("dup").rows)]
+        np.testing.assert_allclose(pins, np.asarray(ref.lam)[list(ref_mech.joint("j4").rows)], atol=1e-9)
 
 
 def test_uncovered_rows_fall_back_to_dense():

@@ -53,17 +53,41 @@ def test_failing_member_does_not_spoil_the_batch():
     np.testing.assert_allclose(out.q[2], single.q, rtol=1e-12, atol=1e-14)
 
 
-def test_singular_configuration_sets_status():
-    """Two coincident pins on one body make Phi_q rank deficient: SINGULAR, not an exception."""
+def test_redundant_pins_are_handled_and_a_singular_configuration_sets_status():
+    """Two coincident pins on one body make Phi_q rank deficient but consistent: the
+    default solver drops the dependent rows (status 0, the single pin's motion, the
+    redundant pin's multipliers 0). A particle on a circle and on the circle's tangent
+    line, moving along the line, is a singular configuration: the dependent row asks for
+    another acceleration than the rows it depends on -> SINGULAR, not an exception."""
     m = mb.Model()
-    m.add_body("b", mass=1.0, inertia=0.1, position=(0.5, 0.0))
+    m.add_body("b", mass=1.0, inertia=0.1, position=(0.5, 0.0), angular_velocity=2.0)
     m.add_revolute("p1", "ground", "b", at=(0.0, 0.0))
     m.add_revolute("p2", "ground", "b", at=(0.0, 0.0))
     mech, params, q0, v0 = m.build()
-    acc = mb.accelerations(mech, params, q0, v0, 0.0)
-    assert int(acc.status) & mb.status.SINGULAR
+    s0 = mb.assemble(mech, params, q0, v0, fixed=("b.theta",))
+    acc = mb.accelerations(mech, params, s0.q, s0.v, 0.0)
+    assert int(acc.status) == 0
     rep = mb.constraint_report(mech, params, q0)
     assert rep["rank"] == 2 and rep["redundant"] == ["p2[0]", "p2[1]"] and rep["dof"] == 1
+    np.testing.assert_array_equal(np.asarray(acc.lam)[2:], 0.0)
+    one = mb.Model()
+    one.add_body("b", mass=1.0, inertia=0.1, position=(0.5, 0.0), angular_velocity=2.0)
+    one.add_revolute("p1", "ground", "b", at=(0.0, 0.0))
+    m1, p1 = one.build()[:2]
+    ref = mb.accelerations(m1, p1, s0.q, s0.v, 0.0)
+    np.testing.assert_allclose(acc.qdd, ref.qdd, atol=1e-12)
+    np.testing.assert_allclose(acc.lam[:2], ref.lam, atol=1e-12)
+
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_particle("p", mass=1.0, position=(0.0, 1.0), velocity=(1.0, 0.0))
+    m.add_distance("rod", "ground", "p", at_i=(0.0, 0.0), at_j=(0.0, 1.0))
+    m.add_point_on_line("rail", "ground", "p", axis=(1.0, 0.0), at=(0.0, 1.0))
+    mech, params, q0, v0 = m.build()
+    assert mb.constraint_report(mech, params, q0)["redundant"] == ["rod[0]"]  # (rows: line family first)
+    acc = mb.accelerations(mech, params, q0, v0, 0.0)
+    assert int(acc.status) & mb.status.SINGULAR
+    at_rest = mb.accelerations(mech, params, q0, jnp.zeros_like(v0), 0.0)
+    assert int(at_rest.status) == 0  # (at rest the two rows agree: the particle is held)
 
 
 def test_float32_runs_and_agrees():

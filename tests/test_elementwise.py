@@ -93,6 +93,24 @@ def test_fences_do_not_change_results():
         np.testing.assert_array_equal(a[k], b[k])
 
 
+def test_fences_survive_shared_constant_arguments():
+    """The fences' runtime predicate reads a batched argument. It used to read the first
+    float argument: a shared one closed over under jit (simulate_batch's params with
+    params_axis=None) is a constant, XLA folded every fence away and fused producers into
+    every consumer (double pendulum steps about 1000x slower)."""
+    def f(p, x):  # (values with several consumers, no loop: fenced at the top level only)
+        y = x * p[0] + x[::-1] * p[1]
+        z = y * y + jnp.roll(y, 1) * p[1]
+        return z * y + jnp.sum(z) * y
+
+    P = jnp.array([1.1, 0.7])
+    X = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
+    count = lambda fences: jax.jit(lambda x: mb.elementwise_vmap(
+        f, in_axes=(None, 0), fences=fences)(P, x)).lower(X).compile().as_text().count(
+        " conditional(")
+    assert count(True) > count(False), (count(True), count(False))
+
+
 def test_unsupported_primitive_names_it():
     f = lambda x: jax.lax.while_loop(lambda c: c[0] < 10.0, lambda c: c * 2.0, x)
     with pytest.raises(NotImplementedError, match="while"):

@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import status as st
 from .._tree import pytree_dataclass
-from ..dynamics import accelerations
+from ..dynamics import step as physics_step
 from ..equations import constraint_terms
 from ..integrators import RK4
 from ..saddle import SchurCholesky
@@ -194,20 +194,14 @@ class MechanismEnv(Env):
     def physics(self, params, q, v, t, u):
         """Integrate the mechanism over one control period dt = params.task['dt'] with the
         controls u (n_controls,) held constant. Returns (q, v, t, status)."""
-        mech, mp, solver, stab = self.mechanism, params.mech, self.solver, self.stabilizer
+        mech, mp = self.mechanism, params.mech
         h = params.task["dt"] / self.substeps
-
-        def f(tt, y):
-            acc = accelerations(mech, mp, y[0], y[1], tt, u, solver=solver, stabilizer=stab)
-            return (y[1], acc.qdd), acc.status
 
         def sub(carry, _):
             q, v, t, status = carry
-            (q1, v1), s = self.integrator.step(f, t, (q, v), h)
-            q1, v1, sp = stab.post_step(mech, mp, q1, v1, t + h, solver)
-            finite = jnp.all(jnp.isfinite(q1)) & jnp.all(jnp.isfinite(v1))
-            q, v = jnp.where(finite, q1, q), jnp.where(finite, v1, v)  # freeze at the last finite state
-            status = status | s | sp | jnp.where(finite, 0, st.NONFINITE).astype(jnp.int32)
+            (q, v, _), _, status = physics_step(
+                mech, mp, t, (q, v, jnp.zeros((), q.dtype)), h, u, integrator=self.integrator,
+                stabilizer=self.stabilizer, solver=self.solver, status=status)
             return (q, v, t + h, status), None
 
         carry = (q, v, t, jnp.zeros((), jnp.int32))

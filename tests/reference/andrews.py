@@ -2,7 +2,7 @@
 
 Problem: Hairer & Wanner, *Solving ODEs II*, Sec. VII.7; Schiehlen (1990);
 Test Set for IVP Solvers (Mazzia, Magherini, Iavernaro, Univ. Bari), problem
-"andrews"; IFToMM benchmark A03.  Model data: /work/shared/REFERENCES.md Sec. 1.
+"andrews"; IFToMM benchmark A03.  Model data: docs/reference_problems.md §1.
 
 Units: SI (m, kg, kg m^2, s, N, N m, rad).
 
@@ -87,7 +87,7 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 # --------------------------------------------------------------------------
-# Model data (REFERENCES.md Sec. 1), SI units
+# Model data (docs/reference_problems.md §1), SI units
 # --------------------------------------------------------------------------
 M1, M2, M3, M4, M5, M6, M7 = 0.04325, 0.00365, 0.02373, 0.00706, 0.07050, 0.00706, 0.05498  # kg
 I1, I2, I3, I4, I5, I6, I7 = 2.194e-6, 4.410e-7, 5.255e-6, 5.667e-7, 1.169e-5, 5.667e-7, 1.912e-5  # kg m^2 (about CG)
@@ -108,7 +108,7 @@ L0 = 0.07785  # m, spring free length
 NQ = 7  # number of coordinates
 NC = 6  # number of constraints
 
-# Consistent initial values at t = 0 (REFERENCES.md / Test Set), rad; at rest.
+# Consistent initial values at t = 0 (docs/reference_problems.md §1 / Test Set), rad; at rest.
 _Q0_STR = (
     "-0.0617138900142764496358948458001",
     "0",

@@ -2,7 +2,7 @@
 
 Problem: Test Set for IVP Solvers (Mazzia, Magherini, Univ. Bari), problem
 "caraxis" (index-3 DAE of dimension 10; originally from Rentrop et al.).
-Model data: /work/shared/REFERENCES.md Sec. 5.  Units: consistent
+Model data: docs/reference_problems.md §5.  Units: consistent
 non-dimensional units of the Test Set (lengths L, masses M, time s); read them
 as SI (m, kg, s, N) where convenient.
 

@@ -2,7 +2,7 @@
 
 Units: SI throughout (m, kg, kg m^2, s, rad, N, N m, J).  Gravity acts along -y.
 
-(a) Simple pendulum (REFERENCES.md Sec. 3, IFToMM A01): point mass m on a
+(a) Simple pendulum (docs/reference_problems.md §3, IFToMM A01): point mass m on a
     massless rod of length L pinned at the origin, released at rest at angle
     theta0 from the downward vertical on the +x side (theta0 = 90 deg: mass at
     (L, 0)).  theta is measured from -y, positive counter-clockwise, so the
@@ -13,7 +13,7 @@ Units: SI throughout (m, kg, kg m^2, s, rad, N, N m, J).  Gravity acts along -y.
         x = 2 L k sn dn,   y = -L (1 - 2 k^2 sn^2),   thetadot = -2 k w0 cn
         period T = 4 sqrt(L/g) K(m)
 
-(b) Slider-crank (REFERENCES.md Sec. 2; Test Set "crank", rigid variant):
+(b) Slider-crank (docs/reference_problems.md §2; Test Set "crank", rigid variant):
     crank angle phi (= omega t), rod angle psi with L1 sin(phi) + L2 sin(psi) = 0,
     cos(psi) > 0, slider at x = L1 cos(phi) + L2 cos(psi) on the x axis.
     Closed-form x, xdot, xddot; inverse dynamics by two methods that use no
@@ -27,7 +27,7 @@ Units: SI throughout (m, kg, kg m^2, s, rad, N, N m, J).  Gravity acts along -y.
       * Newton-Euler on each body with the closed-form accelerations, which also
         gives the bearing reactions and the slider normal force.
 
-(c) N-four-bar (REFERENCES.md Sec. 4, IFToMM A02): N+1 cranks (uniform rods, m,
+(c) N-four-bar (docs/reference_problems.md §4, IFToMM A02): N+1 cranks (uniform rods, m,
     L) pinned at x = 0, L, ..., N L; N couplers (uniform rods m, L).  All cranks
     stay parallel (angle phi from +x) and the couplers translate, so it is one
     DOF:  I_eff phidd = -V_eff cos(phi), with
@@ -135,14 +135,14 @@ CRANK_M2 = 0.151104  # kg
 CRANK_J2 = 0.0045339259  # kg m^2, about the crank-pin end of the rod
 CRANK_M3 = 0.075552  # kg
 CRANK_OMEGA = 150.0  # rad/s
-# Crank CG distance from the pivot: not given in REFERENCES.md; L1/2 is the
-# Test Set value (its gravity term is -L1 g (M1 + 2 M2) cos(phi) / 2).  It only
+# Crank CG distance from the pivot: not given in the source (docs/reference_problems.md
+# §2); L1/2 is the Test Set value (its gravity term is -L1 g (M1 + 2 M2) cos(phi) / 2).  It only
 # affects the pivot bearing reaction (g = 0 here).
 CRANK_R1 = 0.5 * CRANK_L1
 
 
 def slider_kinematics(phi, omega: float = CRANK_OMEGA, L1: float = CRANK_L1, L2: float = CRANK_L2):
-    """Closed forms of REFERENCES.md Sec. 2 at constant crank speed omega.
+    """Closed forms of docs/reference_problems.md §2 at constant crank speed omega.
 
     Returns (x [m], xd [m/s], xdd [m/s^2]).  At phi = 0, xdd = -5062.5 m/s^2.
     """

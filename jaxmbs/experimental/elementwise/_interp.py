@@ -300,13 +300,16 @@ def _sincos(x):
     way (the polynomial's reduction makes inf - inf), so a NaN member of a batch changes
     neither the other members' results nor the cost; the lax functions run only when some
     entry is that large (a batch-wide test, then a per-element choice)."""
-    s, c = _sincos_poly(x)
     big = (jnp.abs(x) > _SINCOS_MAX) & jnp.isfinite(x)
 
-    def exact(sc):
-        return jnp.where(big, lax.sin(x), sc[0]), jnp.where(big, lax.cos(x), sc[1])
+    def mixed(y):
+        s, c = _sincos_poly(y)
+        return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
 
-    return tuple(lax.cond(jnp.any(big), exact, lambda sc: tuple(sc), (s, c)))
+    # (the polynomial inside the branches: the fences of _shared_barriers see one
+    # conditional, not the polynomial's dozens of intermediate values; fencing those cost
+    # 15 % of a double-pendulum step at batch 256)
+    return tuple(lax.cond(jnp.any(big), mixed, _sincos_poly, x))
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:
@@ -732,7 +735,7 @@ def _fence(pred, vals):
     return lax.cond(pred, lambda xs: list(lax.optimization_barrier(list(xs))), same, vals)
 
 
-def _shared_barriers(fn, args):
+def _shared_barriers(fn, args, probe=None):
     """fn(*args) (a function of flat lists of batch vectors) with the computed values that
     have several consumers materialised once, through `_fence`, where recomputing them would
     cost: a value is fenced when (consumers - 1) x (operations of its unfenced cone) is at
@@ -747,6 +750,9 @@ def _shared_barriers(fn, args):
     XLA:CPU's compile time is mostly LLVM's, per kernel (about 10 ms each): fencing every
     shared value (FENCE_MIN_COST 1) compiled the slider-crank step in 14.9 s of CPU time,
     FENCE_MIN_COST 8 in 7.8 s, at the same throughput (0.65 vs 0.61 us per member-step).
+
+    The fences' predicate reads the first entry of `probe` (else of the first floating
+    argument): it must be a runtime value, a batched input, or XLA folds every fence away.
     """
     closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
     jaxpr = closed.jaxpr
@@ -763,7 +769,8 @@ def _shared_barriers(fn, args):
     env = dict(zip(jaxpr.constvars, closed.consts))
     env.update(zip(jaxpr.invars, flat_args))
     read = lambda v: J.literal_value(v) if J.is_literal(v) else env[v]
-    probes = [x for x in flat_args if jnp.size(x) and jnp.issubdtype(jnp.result_type(x), jnp.floating)]
+    probes = [x for x in ([] if probe is None else [probe]) + flat_args
+              if jnp.size(x) and jnp.issubdtype(jnp.result_type(x), jnp.floating)]
     if not probes:
         return fn(*args)
     p0 = jnp.reshape(probes[0], (-1,))[0]
@@ -902,7 +909,12 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
             return [[ctx.full(e, a.dtype).astype(a.dtype) for e in o.reshape(-1)]
                     for o, a in zip(outs, out_avals)]
 
-        outs = _shared_barriers(run, (rows,)) if use_fences else run(rows)
+        # the fences' predicate reads a batched input: a shared one (parameters closed over
+        # by the caller) can be a compile-time constant, and XLA then folds every fence away
+        # (measured: 1000x slower steps on the double pendulum, fusion recomputing producers)
+        probe = next((r[0] for r, ax, m in zip(rows, axes_flat, member)
+                      if ax is not None and r and jnp.issubdtype(m.dtype, jnp.floating)), None)
+        outs = _shared_barriers(run, (rows,), probe) if use_fences else run(rows)
         res = []
         for o, a in zip(outs, out_avals):
             arr = jnp.stack(o) if o else jnp.zeros((0, batch), a.dtype)  # (size, batch)
