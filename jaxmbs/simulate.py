@@ -546,12 +546,20 @@ EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, el
 # vmap throughput, 2-core CPU: 0.33x at batch 1, 2.3x at 16, 4.6x at 64; slider-crank 0.56x, 2.1x, 4.7x)
 
 _WARNED: set = set()  # fallback reasons already warned about (once per process each)
-_EW_REFUSED: dict = {}  # (mech, options) -> why the element-wise program could not be written
+_EW_REFUSED: dict = {}  # (mech, options) -> why the scalar element-wise program could not be
+# written (auto then takes the batch-minor array form, `minor_vmap`, which writes any program)
 
 
-def _warn_fallback(reason: str):
+def _warn_fallback(reason: str, array_form: bool = False):
     if reason not in _WARNED:
         _WARNED.add(reason)
+        if array_form:
+            warnings.warn(
+                f"jaxmbs.simulate_batch(vectorize='auto'): {reason}; this mechanism runs on "
+                "the batch-minor array form instead (jaxmbs.experimental.elementwise."
+                "minor_vmap), where throughput can be lower (BENCHMARKS.md). This warning is "
+                "shown once per reason.", RuntimeWarning, stacklevel=4)
+            return
         warnings.warn(
             f"jaxmbs.simulate_batch(vectorize='auto'): this mechanism qualifies for the "
             f"element-wise CPU path, but {reason}; it runs on the jax.vmap path instead, "
@@ -585,9 +593,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
         batches of at least EW_MIN_BATCH members (per device when sharded); else "vmap"
-        (`batch_vectorization` says which). When a mechanism qualifies but its batch-minor
-        program cannot be written (this jax's jaxprs cannot be read, MAX_OPS, a primitive
-        it cannot write out), auto runs vmap and warns once, naming the reason.
+        (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
+        vmap and warns once, naming the reason; when only its scalar program cannot be
+        written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
+        warns once, naming the reason.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
       is split over its devices with `jax.shard_map`, each device simulating its slice
       (padded with copies of the last member up to a multiple of the device count; the
@@ -630,10 +640,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
 
 def batch_vectorization(mech, batch: int, *, mesh=None, **kwargs) -> str:
     """The vectorisation `simulate_batch(..., vectorize="auto", mesh=mesh, **kwargs)` takes
-    for `batch` members: "elementwise" or "vmap". "vmap" also where the mechanism would
-    qualify but this jax cannot run the element-wise path
-    (`jaxmbs.experimental.elementwise.support()`), or where its program was already found
-    not to be writable (MAX_OPS, a primitive it cannot write out)."""
+    for `batch` members: "elementwise" (the batch-minor path, in its scalar or array form)
+    or "vmap". "vmap" also where the mechanism would qualify but this jax cannot run the
+    batch-minor path (`jaxmbs.experimental.elementwise.support()`). (A scalar program
+    that cannot be written, MAX_OPS or a primitive it cannot write out, still runs
+    batch-minor: the array form.)"""
     path, _ = _auto_choice(mech, batch, mesh, kwargs)
     return path
 
@@ -648,7 +659,7 @@ def _auto_choice(mech, batch, mesh, kwargs):
     if jax.default_backend() != "cpu" or batch < EW_MIN_BATCH:
         return "vmap", ""
     from .experimental.elementwise import support
-    why = support() or _EW_REFUSED.get(_refusal_key(mech, kwargs), "")
+    why = support()  # (a refused scalar program still runs batch-minor: the array form)
     return ("vmap", why) if why else ("elementwise", "")
 
 
@@ -714,18 +725,26 @@ def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axi
             why = support()
             if why and vectorize == "elementwise":
                 raise NotImplementedError(why)
+            key = _refusal_key(mech, kwargs)
+            refused = vectorize == "auto" and key is not None and key in _EW_REFUSED
             try:
                 if not why:
                     return _elementwise_with_vmap_derivatives(
                         mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
-                        t_offset, kwargs)
+                        t_offset, kwargs, form="array" if refused else None)
             except NotImplementedError as e:
-                if vectorize == "elementwise":
+                if vectorize == "elementwise" or refused:
                     raise
-                why = f"its element-wise program cannot be written ({e})"
-                key = _refusal_key(mech, kwargs)
+                # the scalar program cannot be written (MAX_OPS, a primitive it cannot write
+                # out): the array form writes any program (other primitives through jax.vmap
+                # of themselves), so auto stays on the batch-minor path
+                reason = f"its scalar element-wise program cannot be written ({e})"
                 if key is not None:
-                    _EW_REFUSED[key] = why
+                    _EW_REFUSED[key] = reason
+                _warn_fallback(reason, array_form=True)
+                return _elementwise_with_vmap_derivatives(
+                    mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
+                    t_offset, kwargs, form="array")
             if why:
                 _warn_fallback(why)
     return _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
@@ -804,7 +823,7 @@ def _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis
 
 
 def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
-                                       state_axis, t_offset, kwargs):
+                                       state_axis, t_offset, kwargs, form=None):
     """The element-wise batch path for values; derivatives (jvp, and grad through it) are
     those of the vmap path, which computes the same function: the reverse-mode program of
     the written-out loop made XLA:CPU's compiler overflow its stack (double pendulum), and
@@ -813,7 +832,7 @@ def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, d
 
     def ew(p, q, v, c, to):
         return _simulate_batch_elementwise(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
-                                           None if t_offset is None else to, **kwargs)
+                                           None if t_offset is None else to, form=form, **kwargs)
 
     def vm(p, q, v, c, to):
         return _simulate_batch_vmap(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
@@ -840,7 +859,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
                                 initial_tol=1e-6, checkpoint=False,
-                                energy_tol=ENERGY_TOL):  # (issue 21: energy_tol passed on)
+                                energy_tol=ENERGY_TOL, form=None):  # (issue 21: energy_tol passed on)
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
@@ -865,7 +884,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
                         drift_tol=drift_tol, checkpoint=checkpoint,
-                        energy_tol=_check_energy_tol(energy_tol))
+                        energy_tol=_check_energy_tol(energy_tol), form=form)
 
 
 def _ew_form(mech, solver) -> str:
@@ -885,7 +904,7 @@ EW_TILE = 256  # members simulated together on the batch-minor path (the rest in
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
                  integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint,
-                 energy_tol=ENERGY_TOL):
+                 energy_tol=ENERGY_TOL, form=None):
     """The batch-minor loop: the state is kept batch-last, (n, members); each step is one
     batch-minor program (`elementwise_vmap` or `minor_vmap` of one member's fixed step,
     `_ew_form`), run in a scan over the steps of a save interval, itself in a scan over
@@ -899,7 +918,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     nu = mech.n_controls
     n_save = n_steps // save_every
     ctrl_axis = None if ctrl_arr is None or ctrl_arr.ndim == 2 else -1
-    vectorise = elementwise_vmap if _ew_form(mech, solver) == "scalar" else minor_vmap
+    vectorise = elementwise_vmap if (form or _ew_form(mech, solver)) == "scalar" else minor_vmap
 
     def member_step(p, q, v, w, status, k, u, t_start):
         # one fixed step of one member: _fixed_chunk's save interval of length 1 at step k
