@@ -2,7 +2,8 @@
 
     python benchmarks/make_benchmarks_md.py [--results benchmarks/results] [--out BENCHMARKS.md]
 
-Reads ``results/throughput.json`` (``python benchmarks/throughput.py --json``) and, when
+Reads ``results/throughput.json`` (``python benchmarks/throughput.py --json``), every
+``results/throughput_*.json`` (further runs, e.g. under another jax: ``--name``) and, when
 present, ``results/sweep.json`` (``python benchmarks/throughput.py --sweep``) and
 ``results/gpu*.json`` (the same harness run on an accelerator), and
 ``results/gradients*.json`` (``python benchmarks/gradients.py --out ...``).  Nothing is measured
@@ -148,12 +149,74 @@ def targets_section(T, S):
     return L
 
 
-def cases_section(T):
+def run_label(T):
+    m = (T or {}).get("machine") or {}
+    return f"jax {m.get('jax', '?')} (jaxlib {m.get('jaxlib', '?')}), Python {m.get('python', '?')}"
+
+
+def issue16_section(runs):
+    """Issue 16's targets, one column per run (jax version)."""
+    runs = [T for T in runs if T]
+    if not runs:
+        return []
+    L = ["## Targets of issue 16 (2-core CPU, float64, RK4, dt = 1e-3; one column per jax)", "",
+         "Each column is one `python benchmarks/throughput.py --json` run (MuJoCo in the same run). "
+         "Compile time: the first call of `simulate_batch` as the README shows it (trace, "
+         "compile, one chunk) less a warm call, slowest float64 configuration. Accuracy is "
+         f"'equal or better' when jaxmbs's final-time error is at most MuJoCo's or below "
+         f"{ACC_FLOOR:g}.", "",
+         "| target | " + " | ".join(run_label(T) for T in runs) + " |",
+         "|---|" + "---|" * len(runs)]
+
+    def ratio_cell(T, name, need):
+        cs = T.get("cases", [])
+        parts, ok = [], True
+        for st in ("Projection()", "Baumgarte(10.0)"):
+            c = find(cs, name, "float64", st)
+            if not c or c.get("ratio_vs_mujoco") is None:
+                return "not measured"
+            fe = c["final_error"]
+            acc = (fe.get("jaxmbs") is not None and fe.get("mujoco") is not None
+                   and fe["jaxmbs"] <= max(fe["mujoco"] * 1.0000001, ACC_FLOOR))
+            r = c["ratio_vs_mujoco"]
+            ok &= r >= need and acc
+            parts.append(f"{st.split('(')[0]} **{r:.2f}x**{'' if acc else ' (less accurate)'}")
+        c = find(cs, name, "float64", "Projection()")
+        return (", ".join(parts) + f" (batch {c['batch']}, {g(c.get('jaxmbs_steps_per_s'))} vs "
+                f"{g(c.get('mujoco_steps_per_s'))} steps/s) {'met' if ok else 'NOT met'}")
+
+    def compile_cell(T, name, limit):
+        cs = [c for c in T.get("cases", []) if c["name"] == name and c["dtype"] == "float64"
+              and c.get("compile_s") is not None]
+        if not cs:
+            return "not measured"
+        cmax = max(c["compile_s"] for c in cs)
+        return f"{cmax:.1f} s {'met' if cmax < limit else 'NOT met'}"
+
+    for name in ("double_pendulum", "slider_crank"):
+        L.append(f"| {name} >= 10x MuJoCo | " + " | ".join(ratio_cell(T, name, 10) for T in runs) + " |")
+    for n in (8, 16, 32, 64):
+        L.append(f"| chain{n} >= 2x MuJoCo | " + " | ".join(ratio_cell(T, f"chain{n}", 2) for T in runs) + " |")
+    for name, lim in (("double_pendulum", 5), ("slider_crank", 5), ("chain64", 10)):
+        L.append(f"| {name} compiles in < {lim} s | "
+                 + " | ".join(compile_cell(T, name, lim) for T in runs) + " |")
+    L.append("| load average (1 min) at start / end of the run | "
+             + " | ".join(", ".join(f"{d['name']} {d.get('loadavg_start', 0):.1f}/"
+                                    f"{d.get('loadavg_end', 0):.1f}" for d in T.get("details", [])
+                                    if d.get("loadavg_start") is not None) or "n/a"
+                          for T in runs) + " |")
+    L.append("")
+    return L
+
+
+def cases_section(T, label=None):
     if not T:
         return ["## Cases", "", "No `results/throughput.json` yet: run "
                 "`python benchmarks/throughput.py --json`.", ""]
     s = T.get("settings", {})
-    L = ["## Throughput and accuracy per case", "",
+    L = [f"## Throughput and accuracy per case ({label or run_label(T)})", "",
+         *machine_lines(T.get("machine"), "Machine"), "",
+         f"Command: `{T.get('command')}` ({T.get('total_s', 0):.0f} s).", "",
          f"RK4, dt = {s.get('dt', 1e-3)} s; median of {s.get('repeats', 3)} timed repetitions; "
          f"MuJoCo `rollout` on {s.get('mujoco_threads', '?')} threads (loop closures: soft `connect`, "
          f"solref {s.get('mujoco_loop_solref')}, solimp {s.get('mujoco_loop_solimp')}); NumPy: one "
@@ -357,15 +420,13 @@ def sweep_section(S):
           "8 bodies and more) it takes the banded path (`jaxmbs/banded.py`: per-row Jacobian "
           "blocks, Schur complement in band storage, bandwidth 3 for every chain, banded Cholesky "
           "in a `lax.scan`); below, the dense unrolled Schur complement. `simulate_batch`'s "
-          "default `vectorize='auto'` runs mechanisms of at most 12 coordinates with the dense "
-          "solve (double pendulum, slider-crank, four-bar, chains of 2 and 4) through "
-          "`elementwise_vmap` (batch-minor scalar program) on the CPU, everything else through "
-          "`jax.vmap`; the per-case table's JSON records the path of every case. Chains of 8 and 16 "
-          "bodies can also take the element-wise path with the dense solve "
-          "(`vectorize='elementwise', solver=SchurCholesky(banded=False)`): measured once on this "
-          "box at batch 512, 2 devices, Projection, float64, chain8 4.3e5 steps/s (2.5x MuJoCo, 3x "
-          "the banded vmap path) and chain16 1.4e5 (1.0x MuJoCo), but it compiles in 21 s and 73 s "
-          "(banded vmap: 2-3 s), so auto leaves them on vmap. The bytes/mech-step "
+          "default `vectorize='auto'` runs every fixed-step batch of 8 or more on the CPU "
+          "batch-minor (issue 16): mechanisms of at most 12 coordinates with the dense solve "
+          "(double pendulum, slider-crank, four-bar, chains of 2 and 4) written out scalar by "
+          "scalar (`elementwise_vmap`), larger ones and the banded chains with their arrays "
+          "kept and the batch axis last (`minor_vmap`), in tiles of 256 members; the per-case "
+          "table's JSON records the path of every case (`solver`). The sweeps above may "
+          "predate this (see their run date). The bytes/mech-step "
           "column is a static estimate from the HLO (each kernel's output plus its operands in full, "
           "times its trip count), so a dynamic slice out of a scanned array counts the whole "
           "array on every iteration: it is not measured traffic."]
@@ -618,6 +679,8 @@ def main(argv=None):
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     args = ap.parse_args(argv)
     T = _load(os.path.join(args.results, "throughput.json"))
+    extra = [_load(p) for p in sorted(glob.glob(os.path.join(args.results, "throughput_*.json")))]
+    extra = [x for x in extra if x and x.get("kind") == "cases"]
     S = _load(os.path.join(args.results, "sweep.json"))
     L = ["# jaxmbs benchmarks", "",
          "<!-- GENERATED FILE: do not edit by hand. -->",
@@ -626,11 +689,13 @@ def main(argv=None):
          "`python benchmarks/throughput.py --sweep` (sweeps) write; `--write-md` on either "
          "command regenerates this file.*", ""]
     if T:
-        L += machine_lines(T.get("machine"), "Machine")
-        L += ["", f"Command: `{T.get('command')}` ({T.get('total_s', 0):.0f} s). The machine is "
-              "shared and noisy: compare numbers within one run, not across runs.", ""]
+        L += ["The machine is shared and noisy: compare numbers within one run, not across "
+              "runs. Each run's machine, command and load are at the head of its per-case table.", ""]
+    L += issue16_section([T] + extra)
     L += targets_section(T, S) + [""]
     L += cases_section(T)
+    for X in extra:
+        L += cases_section(X)
     L += profile_section(T, S)
     L += sweep_section(S)
     L += gpu_section()

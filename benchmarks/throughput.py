@@ -7,16 +7,16 @@
 For every case of ``baselines/cases.py`` (double pendulum, free-running slider-crank,
 four-bar, chains N = 2..64), in the same run and on the same machine:
 
-* **jaxmbs**: ``jax.jit`` around ``jaxmbs.simulate_batch(..., save_every=chunk)`` (only
-  the last state of a chunk is saved), RK4, dt = 1e-3, float64 and float32, stabilisers
+* **jaxmbs**: ``jaxmbs.simulate_batch(..., save_every=chunk)`` called as the README shows
+  it (no ``jax.jit`` around it; only the last state of a chunk is saved), RK4, dt = 1e-3, float64 and float32, stabilisers
   ``Projection()`` (the default) and ``Baumgarte(10.0)``; ``batch`` identical mechanisms
   (the same state as the baselines), parameters shared (``params_axis=None``; pass
   ``--batched-params`` for one parameter set per member).  The horizon is run as
   ``nsteps / chunk`` calls of one compiled chunk function, each starting from the last
   state of the previous one (the cases are autonomous, so this is the same trajectory as
   one long call).  mechanism-steps/s = batch * nsteps / wall time, median of
-  ``--repeats`` (3) runs after a warm-up chunk; compile time (trace + lower + XLA
-  compile) separately.  The CPU is split into ``--cpu-devices`` XLA devices (default:
+  ``--repeats`` (3) runs after a warm-up chunk; compile time = the first call (trace,
+  compile, one chunk) less a warm call.  The CPU is split into ``--cpu-devices`` XLA devices (default:
   one per core, ``XLA_FLAGS=--xla_force_host_platform_device_count``) and the batch is
   divided over them (``simulate_batch(..., mesh=jaxmbs.batch_mesh())``); the float64
   runs of ``--one-device-cases`` are also timed on one device, in the same run.
@@ -51,8 +51,8 @@ about 10 minutes on the 2-core development box; ``--sweep`` about as long.
 ``--sweep``: throughput vs batch size (1, 16, 256, 4096, 65536) for the double pendulum
 (jaxmbs float64/float32, default Projection, and MuJoCo) and vs number of bodies
 (chains 2..64 at ``--sweep-bodies-batch``, float64, both stabilisers, with compile
-times).  Results go to ``benchmarks/results/`` (``throughput.json``, ``sweep.json`` and
-PNG plots); ``--write-md`` regenerates ``BENCHMARKS.md`` (``make_benchmarks_md.py``).
+times).  Results go to ``benchmarks/results/`` (``throughput.json``, or
+``<--name>.json`` for a further run such as another jax version; ``sweep.json``; PNG plots); ``--write-md`` regenerates ``BENCHMARKS.md`` (``make_benchmarks_md.py``).
 ``--json`` prints one JSON object as the last line of stdout.
 """
 from __future__ import annotations
@@ -202,19 +202,34 @@ class JaxRunner:
                             + f", {path}" + (f", {n_dev} devices" if mesh is not None else ""))
 
         def chunk_fn(p, q, v):
+            # called the way the README shows it: simulate_batch itself, no jax.jit around it
             tr = mb.simulate_batch(mech, p, q, v, (0.0, chunk * DT), DT, params_axis=paxis,
                                    save_every=chunk, integrator=mb.RK4(), stabilizer=stabilizer,
                                    vectorize=vectorize, mesh=mesh)
             return tr.q[:, -1], tr.v[:, -1], tr.constraint_error[:, -1], tr.status
 
-        self.fn = jax.jit(chunk_fn)
-        t0 = time.perf_counter()
-        lowered = self.fn.lower(self.params, self.Q0, self.V0)
-        t1 = time.perf_counter()
-        self.compiled = lowered.compile()
-        t2 = time.perf_counter()
-        self.lower_s, self.xla_compile_s = t1 - t0, t2 - t1
-        self.compile_s = t2 - t0
+        self.fn = chunk_fn
+        self._compiled = None
+        # compile time: the first call (trace + compile + one chunk) less a warm call; also
+        # in CPU time of this process (less sensitive to other work on a shared machine)
+        c0, t0 = time.process_time(), time.perf_counter()
+        out = chunk_fn(self.params, self.Q0, self.V0)
+        out[0].block_until_ready()
+        c1, t1 = time.process_time(), time.perf_counter()
+        out = chunk_fn(self.params, self.Q0, self.V0)
+        out[0].block_until_ready()
+        c2, t2 = time.process_time(), time.perf_counter()
+        self.first_call_s = t1 - t0
+        self.compile_s = max(0.0, (t1 - t0) - (t2 - t1))
+        self.compile_cpu_s = max(0.0, (c1 - c0) - (c2 - c1))
+        self.lower_s = self.xla_compile_s = None
+
+    @property
+    def compiled(self):
+        """The same program compiled ahead of time (for memory and kernel counts only)."""
+        if self._compiled is None:
+            self._compiled = self.jax.jit(self.fn).lower(self.params, self.Q0, self.V0).compile()
+        return self._compiled
 
     # -- memory / profile ------------------------------------------------------
     def memory(self):
@@ -271,7 +286,7 @@ class JaxRunner:
 
     # -- running ---------------------------------------------------------------
     def call(self, q, v):
-        return self.compiled(self.params, q, v)
+        return self.fn(self.params, q, v)
 
     def probe(self):
         """Run one chunk from the initial state twice; seconds of the second (warm) call."""
@@ -431,8 +446,8 @@ def run_case(spec):
                 r["error"] = f"compile failed: {e!r}"
                 jres.append(r)
                 continue
-            r.update(compile_s=jr.compile_s, lower_s=jr.lower_s, xla_compile_s=jr.xla_compile_s,
-                     solver=jr.solver_path)
+            r.update(compile_s=jr.compile_s, compile_cpu_s=jr.compile_cpu_s,
+                     first_call_s=jr.first_call_s, solver=jr.solver_path)
             t_chunk = jr.probe()
             if nsteps is None:  # the first configuration fixes the horizon of the case
                 if nsteps_forced:
@@ -464,12 +479,13 @@ def run_case(spec):
             r["status_flags"] = status_names(rec["status"])
             r["batch_spread"] = rec["batch_spread"]
             r["finite"] = rec["finite"]
-            r["memory"] = jr.memory()
+            if dtype == "float64":  # (an ahead-of-time compilation of the same program)
+                r["memory"] = jr.memory()
             if spec.get("trace") and dtype == "float64":
                 log(f"  [{case}]   tracing kernel times ...")
                 r["time_profile"] = jr.trace(max(1, min(nchunks, int(0.6 / max(t_chunk, 1e-6)))))
-            if spec.get("hlo", True) and (len(jres) == 0 or spec.get("hlo_all", False)
-                                          or stab == "baumgarte" and dtype == dtypes[0]):
+            if spec.get("hlo", True) and dtype == "float64" and (
+                    len(jres) == 0 or spec.get("hlo_all", False) or stab == "baumgarte"):
                 r["hlo"] = jr.hlo_profile()
             log(f"  [{case}]   {r['steps_per_s']:.4g} mechanism-steps/s "
                 f"(runs: {', '.join(f'{x:.3g}' for x in rates)})")
@@ -603,7 +619,7 @@ def flatten_case(res):
                  jaxmbs_steps_per_s=rate, mujoco_steps_per_s=mrate, numpy_steps_per_s=nrate,
                  ratio_vs_mujoco=(rate / mrate) if rate and mrate else None,
                  ratio_vs_numpy=(rate / nrate) if rate and nrate else None,
-                 compile_s=r.get("compile_s"), devices=r.get("devices"),
+                 compile_s=r.get("compile_s"), compile_cpu_s=r.get("compile_cpu_s"), devices=r.get("devices"),
                  one_device_steps_per_s=(r.get("one_device") or {}).get("steps_per_s"),
                  final_error={"jaxmbs": r.get("final_error"), "mujoco": mj.get("final_error"),
                               "numpy": npr.get("final_error"), "t_end": res.get("t_end"),
@@ -871,7 +887,7 @@ def write_plots(sweep, outdir):
     return files
 
 
-def plot_cases(cases, outdir):
+def plot_cases(cases, outdir, name="cases.png"):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -903,7 +919,7 @@ def plot_cases(cases, outdir):
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.set_title("mechanism-steps/s per case (RK4, dt = 1 ms; b = batch)")
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.16))
-    f = os.path.join(outdir, "cases.png")
+    f = os.path.join(outdir, name)
     fig.tight_layout()
     fig.savefig(f, dpi=110)
     plt.close(fig)
@@ -1049,6 +1065,9 @@ def main(argv=None):
     ap.add_argument("--sweep-skip-s", type=float, default=60.0,
                     help="skip a batch size whose shortest repetition is estimated longer")
     ap.add_argument("--out", default=RESULTS, help="results directory")
+    ap.add_argument("--name", default="throughput",
+                    help="results file name of the cases run (throughput: the main table of "
+                         "BENCHMARKS.md; throughput_<tag>: a further run, e.g. another jax)")
     ap.add_argument("--write-md", action="store_true", help="regenerate BENCHMARKS.md afterwards")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -1107,8 +1126,10 @@ def main(argv=None):
             obj["settings"]["mujoco_loop_solimp"] = list(MJ.LOOP_SOLIMP)
         except Exception:  # noqa: BLE001
             pass
-        obj["plots"] = [os.path.relpath(f, ROOT) for f in plot_cases(cases, args.out)]
-        path = os.path.join(args.out, "throughput.json")
+        stem = args.name[:-5] if args.name.endswith(".json") else args.name
+        png = "cases.png" if stem == "throughput" else f"cases_{stem[len('throughput_'):] or stem}.png"
+        obj["plots"] = [os.path.relpath(f, ROOT) for f in plot_cases(cases, args.out, png)]
+        path = os.path.join(args.out, stem + ".json")
         print_table(cases)
     with open(path + ".tmp", "w") as f:
         json.dump(obj, f, indent=1, default=float)

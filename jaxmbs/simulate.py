@@ -565,18 +565,26 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 # ============================================================================ batch paths
 # (issue 16: simulate_batch, batch_vectorization and the helpers below, down to the end of
 # the file, are the batch layer; the single-member functions above are shared with it.)
-EW_MAX_COORDS = 12  # auto: element-wise vectorisation up to this many coordinates (a cost
-# choice, not a limit of the path: vectorize="elementwise" takes any size up to MAX_OPS)
+EW_MAX_COORDS = 12  # the batch-minor path writes mechanisms of up to this many coordinates
+# (and a dense saddle solve) out scalar by scalar, larger ones keep their arrays (_ew_form)
 EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, element-wise over
 # vmap throughput, 2-core CPU: 0.33x at batch 1, 2.3x at 16, 4.6x at 64; slider-crank 0.56x, 2.1x, 4.7x)
 
 _WARNED: set = set()  # fallback reasons already warned about (once per process each)
-_EW_REFUSED: dict = {}  # (mech, options) -> why the element-wise program could not be written
+_EW_REFUSED: dict = {}  # (mech, options) -> why the scalar element-wise program could not be
+# written (auto then takes the batch-minor array form, `minor_vmap`, which writes any program)
 
 
-def _warn_fallback(reason: str):
+def _warn_fallback(reason: str, array_form: bool = False):
     if reason not in _WARNED:
         _WARNED.add(reason)
+        if array_form:
+            warnings.warn(
+                f"jaxmbs.simulate_batch(vectorize='auto'): {reason}; this mechanism runs on "
+                "the batch-minor array form instead (jaxmbs.experimental.elementwise."
+                "minor_vmap), where throughput can be lower (BENCHMARKS.md). This warning is "
+                "shown once per reason.", RuntimeWarning, stacklevel=4)
+            return
         warnings.warn(
             f"jaxmbs.simulate_batch(vectorize='auto'): this mechanism qualifies for the "
             f"element-wise CPU path, but {reason}; it runs on the jax.vmap path instead, "
@@ -599,18 +607,22 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
 
     vectorize: how the batch is vectorised; the results agree to round-off.
       "vmap": `jax.vmap` of `simulate` (batch-major arrays).
-      "elementwise": `jaxmbs.elementwise_vmap` of one fixed step: every scalar of the
-        mechanism becomes a contiguous batch vector, structural zeros are folded away.
-        Fixed-step integrators only; 3-10x the vmap throughput for small mechanisms on
-        CPU (BENCHMARKS.md), but the program grows with the number of scalar operations
-        (refused above `jaxmbs.elementwise.MAX_OPS`). Raises NotImplementedError where
-        it cannot be written out (see `jaxmbs.experimental.elementwise.support()`).
-      "auto" (default): "elementwise" on the CPU backend when it applies, the mechanism has
-        at most EW_MAX_COORDS coordinates and takes the dense saddle solve, and the batch has
-        at least EW_MIN_BATCH members (per device when sharded); else "vmap"
-        (`batch_vectorization` says which). When a mechanism qualifies but the element-wise
-        program cannot be written (this jax's jaxprs cannot be read, MAX_OPS, a primitive
-        it cannot write out), auto runs vmap and warns once, naming the reason.
+      "elementwise": the batch-minor path, fixed-step integrators only. Every value of
+        one member's fixed step gets the batch as its last, contiguous axis: mechanisms of
+        up to EW_MAX_COORDS coordinates with a dense saddle solve are written out scalar by
+        scalar (`jaxmbs.elementwise_vmap`: structural zeros folded away; refused above
+        `jaxmbs.elementwise.MAX_OPS` operations), larger ones and banded chains keep their
+        arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
+        with the number of bodies); batches above EW_TILE members run tile by tile.
+        3-10x the vmap throughput on CPU (BENCHMARKS.md). Raises NotImplementedError where
+        the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
+      "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
+        batches of at least EW_MIN_BATCH members (per device when sharded); else "vmap"
+        (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
+        vmap and warns once, naming the reason; when only its scalar program cannot be
+        written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
+        warns once, naming the reason.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
       is split over its devices with `jax.shard_map`, each device simulating its slice
       (padded with copies of the last member up to a multiple of the device count; the
@@ -653,10 +665,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
 
 def batch_vectorization(mech, batch: int, *, mesh=None, **kwargs) -> str:
     """The vectorisation `simulate_batch(..., vectorize="auto", mesh=mesh, **kwargs)` takes
-    for `batch` members: "elementwise" or "vmap". "vmap" also where the mechanism would
-    qualify but this jax cannot run the element-wise path
-    (`jaxmbs.experimental.elementwise.support()`), or where its program was already found
-    not to be writable (MAX_OPS, a primitive it cannot write out)."""
+    for `batch` members: "elementwise" (the batch-minor path, in its scalar or array form)
+    or "vmap". "vmap" also where the mechanism would qualify but this jax cannot run the
+    batch-minor path (`jaxmbs.experimental.elementwise.support()`). (A scalar program
+    that cannot be written, MAX_OPS or a primitive it cannot write out, still runs
+    batch-minor: the array form.)"""
     path, _ = _auto_choice(mech, batch, mesh, kwargs)
     return path
 
@@ -668,11 +681,10 @@ def _auto_choice(mech, batch, mesh, kwargs):
         return "vmap", ""
     if mesh is not None:
         batch = -(-batch // mesh.devices.size)
-    if (mech.n_coords > EW_MAX_COORDS or jax.default_backend() != "cpu" or batch < EW_MIN_BATCH
-            or wants_sparse(kwargs.get("solver", SchurCholesky()), mech)):
+    if jax.default_backend() != "cpu" or batch < EW_MIN_BATCH:
         return "vmap", ""
     from .experimental.elementwise import support
-    why = support() or _EW_REFUSED.get(_refusal_key(mech, kwargs), "")
+    why = support()  # (a refused scalar program still runs batch-minor: the array form)
     return ("vmap", why) if why else ("elementwise", "")
 
 
@@ -738,18 +750,26 @@ def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axi
             why = support()
             if why and vectorize == "elementwise":
                 raise NotImplementedError(why)
+            key = _refusal_key(mech, kwargs)
+            refused = vectorize == "auto" and key is not None and key in _EW_REFUSED
             try:
                 if not why:
                     return _elementwise_with_vmap_derivatives(
                         mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
-                        t_offset, kwargs)
+                        t_offset, kwargs, form="array" if refused else None)
             except NotImplementedError as e:
-                if vectorize == "elementwise":
+                if vectorize == "elementwise" or refused:
                     raise
-                why = f"its element-wise program cannot be written ({e})"
-                key = _refusal_key(mech, kwargs)
+                # the scalar program cannot be written (MAX_OPS, a primitive it cannot write
+                # out): the array form writes any program (other primitives through jax.vmap
+                # of themselves), so auto stays on the batch-minor path
+                reason = f"its scalar element-wise program cannot be written ({e})"
                 if key is not None:
-                    _EW_REFUSED[key] = why
+                    _EW_REFUSED[key] = reason
+                _warn_fallback(reason, array_form=True)
+                return _elementwise_with_vmap_derivatives(
+                    mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
+                    t_offset, kwargs, form="array")
             if why:
                 _warn_fallback(why)
     return _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
@@ -828,7 +848,7 @@ def _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis
 
 
 def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
-                                       state_axis, t_offset, kwargs):
+                                       state_axis, t_offset, kwargs, form=None):
     """The element-wise batch path for values; derivatives (jvp, and grad through it) are
     those of the vmap path, which computes the same function: the reverse-mode program of
     the written-out loop made XLA:CPU's compiler overflow its stack (double pendulum), and
@@ -837,7 +857,7 @@ def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, d
 
     def ew(p, q, v, c, to):
         return _simulate_batch_elementwise(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
-                                           None if t_offset is None else to, **kwargs)
+                                           None if t_offset is None else to, form=form, **kwargs)
 
     def vm(p, q, v, c, to):
         return _simulate_batch_vmap(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
@@ -866,7 +886,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
                                 initial_tol=1e-6, checkpoint=False,
-                                energy_tol=ENERGY_TOL):  # (issue 21: energy_tol passed on)
+                                energy_tol=ENERGY_TOL, form=None):  # (issue 21: energy_tol passed on)
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
@@ -875,6 +895,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
     if state_axis is None:  # shared initial state: one row per member of the params batch
         q0 = jnp.broadcast_to(q0, (batch,) + q0.shape)
         v0 = jnp.broadcast_to(v0, (batch,) + v0.shape)
+    # (q and v differ in length for spatial bodies: a quaternion in q, an angular velocity in v)
     if q0.ndim != 2 or q0.shape[-1] != n or v0.shape != q0.shape[:1] + (nv,):
         raise ValueError(f"q0 and v0 must have shapes (batch, {n}) and (batch, {nv}) for this mechanism "
                          f"({', '.join(mech.coordinate_names())}); got {q0.shape}, {v0.shape}")
@@ -890,23 +911,41 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
                         drift_tol=drift_tol, checkpoint=checkpoint,
-                        energy_tol=_check_energy_tol(energy_tol))
+                        energy_tol=_check_energy_tol(energy_tol), form=form)
+
+
+def _ew_form(mech, solver) -> str:
+    """Which batch-minor program: "scalar" (`elementwise_vmap`: every scalar of the member
+    written out; small mechanisms) or "array" (`minor_vmap`: the member's arrays kept, batch
+    axis appended last; the program does not grow with the number of bodies)."""
+    if mech.n_coords > EW_MAX_COORDS or wants_sparse(solver, mech):
+        return "array"
+    return "scalar"
+
+
+EW_TILE = 256  # members simulated together on the batch-minor path (the rest in turn): a
+# tile's state stays in cache over its steps. Measured per member-step, one device, RK4 +
+# Projection, float64, loaded 2-core box: chain8 (array form) 2.9 us at 128 members, 3.2 at
+# 256, 4.7 at 512, 6.9 at 2048; slider-crank (scalar form) 0.47 us at 256, 0.87 at 2048.
 
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
                  integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint,
-                 energy_tol=ENERGY_TOL):
-    """The element-wise batch loop: the batch's state is kept batch-last, (n, batch); each
-    step is one element-wise program (`elementwise_vmap` of one member's fixed step), run
-    in a scan over the steps of a save interval, itself in a scan over the intervals.
-    Diagnostics at the save points come from the vmap path's `_diagnostics`."""
-    from .experimental.elementwise import elementwise_vmap
+                 energy_tol=ENERGY_TOL, form=None):
+    """The batch-minor loop: the state is kept batch-last, (n, members); each step is one
+    batch-minor program (`elementwise_vmap` or `minor_vmap` of one member's fixed step,
+    `_ew_form`), run in a scan over the steps of a save interval, itself in a scan over
+    the intervals; batches above EW_TILE members run tile by tile (`lax.map`, the batch
+    padded with copies of its last member). Diagnostics at the save points come from the
+    vmap path's `_diagnostics`."""
+    from .experimental.elementwise import elementwise_vmap, minor_vmap
 
     dtype = q0.dtype
     batch = q0.shape[0]
     nu = mech.n_controls
     n_save = n_steps // save_every
     ctrl_axis = None if ctrl_arr is None or ctrl_arr.ndim == 2 else -1
+    vectorise = elementwise_vmap if (form or _ew_form(mech, solver)) == "scalar" else minor_vmap
 
     def member_step(p, q, v, w, status, k, u, t_start):
         # one fixed step of one member: _fixed_chunk's save interval of length 1 at step k
@@ -919,24 +958,61 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         ((q, v, w), status), _ = chunk(((q, v, w), status), k)
         return q, v, w, status
 
-    ew_step = elementwise_vmap(member_step, out_axes=-1,
-                               in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None))
+    ew_step = vectorise(member_step, out_axes=-1,
+                        in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None))
+
+    def run(p, Q, V, rows):
+        """One tile: Q, V (n, members); rows: controls (n_steps, nu[, members]) or None.
+        Returns status (members,) and the saved (q, v, w): (n_save, n | -, members)."""
+        def step(carry, k):
+            u = None if rows is None else rows[k]
+            return ew_step(p, *carry, k, u, t0), None
+
+        def interval(carry, c):
+            carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))
+            return carry, carry[:3]
+
+        if checkpoint is not False:
+            interval = jax.checkpoint(interval, policy=None if checkpoint is True else checkpoint)
+        m = Q.shape[-1]
+        carry0 = (Q, V, jnp.zeros((m,), dtype), jnp.zeros((m,), jnp.int32))
+        (_, _, _, status), ys = jax.lax.scan(interval, carry0, jnp.arange(n_save))
+        return status, ys
+
     # controls rows per step: (n_steps, nu) shared, or (n_steps, nu, batch)
     rows = (None if ctrl_arr is None else ctrl_arr if ctrl_arr.ndim == 2
             else jnp.moveaxis(ctrl_arr, 0, -1))
+    tile = EW_TILE if batch > EW_TILE else batch
+    if tile == batch:
+        status, (qs, vs, ws) = run(params, q0.T, v0.T, rows)
+    else:
+        pad = -batch % tile
+        n_tiles = (batch + pad) // tile
 
-    def step(carry, k):
-        u = None if rows is None else rows[k]
-        return ew_step(params, *carry, k, u, t0), None
+        def tiles(x, axis):  # batch axis `axis` -> (n_tiles, ..., tile, ...) with tiles first
+            x = jnp.moveaxis(x, axis, 0)
+            if pad:
+                x = jnp.concatenate([x, jnp.repeat(x[-1:], pad, axis=0)], axis=0)
+            x = x.reshape((n_tiles, tile) + x.shape[1:])
+            return jnp.moveaxis(x, 1, axis + 1 if axis >= 0 else x.ndim + axis)
 
-    def interval(carry, c):
-        carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))
-        return carry, carry[:3]
+        p_t = jax.tree_util.tree_map(lambda a, x: tiles(x, 0) if a == 0 else None,
+                                     params_axis, params, is_leaf=lambda a: a is None)
+        shared = jax.tree_util.tree_map(lambda a, x: None if a == 0 else x,
+                                        params_axis, params, is_leaf=lambda a: a is None)
+        Qt, Vt = tiles(q0.T, -1), tiles(v0.T, -1)
+        Rt = None if ctrl_axis is None else tiles(rows, -1)
 
-    if checkpoint is not False:
-        interval = jax.checkpoint(interval, policy=None if checkpoint is True else checkpoint)
-    carry0 = (q0.T, v0.T, jnp.zeros((batch,), dtype), jnp.zeros((batch,), jnp.int32))
-    (_, _, _, status), (qs, vs, ws) = jax.lax.scan(interval, carry0, jnp.arange(n_save))
+        def one(args):
+            pt, Q, V, R = args
+            p = jax.tree_util.tree_map(lambda a, x, y: x if a == 0 else y, params_axis, pt,
+                                       shared, is_leaf=lambda a: a is None)
+            return run(p, Q, V, rows if ctrl_axis is None else R)
+
+        status, (qs, vs, ws) = jax.lax.map(one, (p_t, Qt, Vt, Rt))
+        # (n_tiles, ..., tile) -> (..., batch)
+        untile = lambda x: jnp.moveaxis(x, 0, -2).reshape(x.shape[1:-1] + (-1,))[..., :batch]
+        status, qs, vs, ws = untile(status), untile(qs), untile(vs), untile(ws)
     ys = (jnp.moveaxis(qs, -1, 0), jnp.moveaxis(vs, -1, 0), jnp.moveaxis(ws, -1, 0))
 
     def diag(p, q0m, v0m, ysm, s, c):

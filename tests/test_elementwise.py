@@ -8,7 +8,8 @@ import pytest
 import importlib
 
 import jaxmbs as mb
-from mechanisms import double_pendulum, four_bar, slider_crank
+from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
+from test_banded import chain
 
 S = importlib.import_module("jaxmbs.simulate")  # (the module, not the function)
 
@@ -54,6 +55,23 @@ def test_elementwise_vmap_matches_vmap(dtype, tol):
     out = mb.elementwise_vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
     ref = jax.vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
     np.testing.assert_allclose(out["w"], ref["w"], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype, tol", [(jnp.float64, 1e-12), (jnp.float32, 2e-5)])
+def test_minor_vmap_matches_vmap(dtype, tol):
+    """The array form (batch axis appended last to every array) against jax.vmap."""
+    from jaxmbs.experimental.elementwise import minor_vmap
+    P = jax.random.uniform(jax.random.PRNGKey(0), (7, 2), dtype, 0.5, 1.5)
+    X = jax.random.normal(jax.random.PRNGKey(1), (7, 3), dtype)
+    ref = jax.vmap(_mixed)(P, X)
+    for in_axes, args, out_axes in (((0, 0), (P, X), 0), ((0, -1), (P, X.T), -1),
+                                    ((None, 0), (P[0], X), 0)):
+        r = jax.vmap(_mixed, in_axes=(None, 0))(P[0], X) if in_axes[0] is None else ref
+        out = jax.jit(minor_vmap(_mixed, in_axes=in_axes, out_axes=out_axes))(*args)
+        for k in r:
+            got = out[k] if out_axes == 0 else jnp.moveaxis(out[k], -1, 0)
+            assert got.shape == r[k].shape and got.dtype == r[k].dtype, k
+            np.testing.assert_allclose(got, r[k], rtol=tol, atol=tol, err_msg=k)
 
 
 def test_elementwise_vmap_gradients_match_vmap():
@@ -126,15 +144,70 @@ def test_simulate_batch_elementwise_matches_vmap(build, stab):
     _compare(ew, vm, 1e-9, 1e-11)  # (status included: equal flags)
 
 
-def test_large_program_is_refused_and_auto_falls_back(monkeypatch):
+def test_array_form_matches_vmap():
+    """Mechanisms above EW_MAX_COORDS or on the banded solve take the array form of the
+    batch-minor path: a chain of 8 bodies (banded Schur complement, batched parameters,
+    Projection) and the kitchen sink (14 coordinates, every joint family, drivers of
+    every profile type, a user constraint, springs, loads, a controlled load and a user
+    force; Baumgarte, controls a function of t) agree with vmap."""
+    assert S._ew_form(chain(8)[0], mb.SchurCholesky()) == "array"
+    mech, params, q0, v0 = chain(8)
+    scale = jnp.asarray([0.8, 1.0, 1.3, 0.9, 1.1])
+    P = jax.vmap(lambda s: params.replace(mass=params.mass * s, inertia=params.inertia * s))(scale)
+    Q0, V0 = jnp.broadcast_to(q0, (5, q0.size)), jnp.broadcast_to(v0, (5, q0.size))
+    kw = dict(save_every=20)
+    ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.06), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.06), 1e-3, vectorize="vmap", **kw)
+    _compare(ew, vm, 1e-9, 1e-12)
+    mech, params, q0, v0 = kitchen_sink()
+    assert S._ew_form(mech, mb.SchurCholesky()) == "array"
+    Q0 = jnp.tile(q0, (3, 1)) + 1e-3 * jnp.arange(3)[:, None]
+    V0 = jnp.tile(v0, (3, 1))
+    kw = dict(save_every=5, stabilizer=mb.Baumgarte(5.0), params_axis=None,
+              controls=lambda t: jnp.array([jnp.sin(t)]), check_initial=False)
+    ew = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="vmap", **kw)
+    _compare(ew, vm, 1e-9, 1e-11)
+
+
+@pytest.mark.parametrize("form", ["scalar", "array"])
+def test_batch_in_tiles_matches_vmap(monkeypatch, form):
+    """Batches above EW_TILE run tile by tile (padded): batched parameters and state, per
+    member controls, both forms, against vmap."""
+    monkeypatch.setattr(S, "EW_TILE", 4)
+    jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
+    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
+    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
+    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
+    m.add_load("f", "l2", force=(0.0, 1.0), control=0)
+    mech, params, q0, v0 = m.build()
+    if form == "array":
+        monkeypatch.setattr(S, "EW_MAX_COORDS", 4)
+    assert S._ew_form(mech, mb.SchurCholesky()) == form
+    B = 10
+    P = jax.vmap(lambda x: mech.replace(params, {"l2.mass": x}))(jnp.linspace(0.5, 2.0, B))
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    U = jnp.linspace(-1.0, 1.0, B * 20).reshape(B, 20, 1)
+    kw = dict(save_every=10, controls=U)
+    ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, vectorize="elementwise", **kw)
+    vm = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, vectorize="vmap", **kw)
+    assert ew.q.shape == (B, 3, 6)
+    _compare(ew, vm, 1e-9, 1e-12)
+
+
+def test_large_program_is_refused_and_auto_takes_the_array_form(monkeypatch):
     """A written-out program above MAX_OPS scalar operations is refused (XLA's compiler
     recurses over a program's depth and overflowed its stack on one of 1.5e5 operations):
-    "elementwise" raises naming MAX_OPS; "auto" warns once, naming the reason, runs vmap,
-    and batch_vectorization then answers "vmap". (MAX_OPS lowered here to 2000, below the
-    double pendulum's step, so that the test is quick.)"""
+    "elementwise" raises naming MAX_OPS; "auto" warns once, naming the reason, and runs
+    the batch-minor array form (minor_vmap), equal to vmap to round-off, so that
+    batch_vectorization's "elementwise" stays true before and after. (MAX_OPS lowered here
+    to 200, below the double pendulum's step, so that the test is quick.)"""
     import warnings
     from jaxmbs.experimental.elementwise import _interp
-    monkeypatch.setattr(_interp, "MAX_OPS", 2000)
+    monkeypatch.setattr(_interp, "MAX_OPS", 200)
+    jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
     monkeypatch.setattr(S, "_WARNED", set())
     monkeypatch.setattr(S, "_EW_REFUSED", {})
     mech, params, q0, v0 = double_pendulum()
@@ -148,14 +221,15 @@ def test_large_program_is_refused_and_auto_falls_back(monkeypatch):
     with pytest.warns(RuntimeWarning, match="MAX_OPS") as rec:
         auto = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, **kw)
     assert sum("MAX_OPS" in str(r.message) for r in rec) == 1
-    assert "throughput" in str(rec[0].message)
-    assert mb.batch_vectorization(mech, B, stabilizer=mb.Baumgarte(7.0)) == "vmap"
+    assert "array form" in str(rec[0].message)
+    assert mb.batch_vectorization(mech, B, stabilizer=mb.Baumgarte(7.0)) == "elementwise"
     ref = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.01), 1e-3, vectorize="vmap", **kw)
-    _compare(auto, ref, 0, 0)
+    _compare(auto, ref, 1e-9, 1e-12)
     with warnings.catch_warnings():  # the same reason again: no second warning
         warnings.simplefilter("error")
         mb.simulate_batch(mech, params, Q0, V0 * 0.5, (0.0, 0.01), 1e-3, **kw)
-        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.02), 1e-3, **kw)  # (traced again)
+        mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.02), 1e-3, **kw)  # (traced again:
+        # straight to the array form, the scalar one is not tried again)
 
 
 def test_unsupported_jax_warns_once_and_batch_vectorization_says_vmap(monkeypatch):
@@ -163,6 +237,7 @@ def test_unsupported_jax_warns_once_and_batch_vectorization_says_vmap(monkeypatc
     with one warning naming the reason, and batch_vectorization answers "vmap"."""
     from jaxmbs.experimental import elementwise as E
     monkeypatch.setattr(E, "support", lambda: "the element-wise path does not support jax 9.9 (test)")
+    jax.clear_caches()
     monkeypatch.setattr(S, "_WARNED", set())
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH

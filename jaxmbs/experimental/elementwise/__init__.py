@@ -11,6 +11,7 @@ its tests fail, not skip, where the path is broken.
 """
 from ._interp import BARRIER_LEVELS, MAX_OPS, SCAN_UNROLL, elementwise_vmap
 from ._jaxpr import LayoutError, support
+from ._minor import minor_vmap
 
-__all__ = ["elementwise_vmap", "support", "LayoutError", "MAX_OPS", "SCAN_UNROLL",
+__all__ = ["elementwise_vmap", "minor_vmap", "support", "LayoutError", "MAX_OPS", "SCAN_UNROLL",
            "BARRIER_LEVELS"]

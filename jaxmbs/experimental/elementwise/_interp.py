@@ -32,6 +32,7 @@ Folding 0 * x to 0 differs from IEEE arithmetic only when x is inf or NaN.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Any, Callable, Sequence
 
 import jax
@@ -40,12 +41,17 @@ import numpy as np
 from jax import lax
 
 from . import _jaxpr as J
+from . import _numpy_eval
 
 __all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 
-SCAN_UNROLL = 8  # scans of at most this many iterations are unrolled
+SCAN_UNROLL = 8  # scans of at most this many iterations are unrolled ...
+UNROLL_MAX_EQNS = 2000  # ... when their bodies, unrolled, hold at most this many jaxpr equations:
+# a loop over the 4 stages of RK4 stays a loop, so the program holds one copy of the vector
+# field, not four (the compile time is mostly LLVM's, per kernel: about half)
 MAX_OPS = 80_000  # largest written-out program (scalar operations), see _Ctx.bind
 BARRIER_LEVELS = 1  # dataflow depths per fence (see _shared_barriers)
+FENCE_MIN_COST = 8  # fence a shared value when (consumers - 1) * its cone >= this (_shared_barriers)
 
 # element-wise primitives (n-ary, same-shaped operands, one output)
 _ELEMENTWISE = {
@@ -72,6 +78,47 @@ _INLINE = J.CALL_PRIMITIVES  # call-like primitives: their callee is evaluated i
 _LAX = {"add": lax.add, "sub": lax.sub, "mul": lax.mul, "div": lax.div, "sqrt": lax.sqrt,
         "neg": lax.neg, "max": lax.max, "min": lax.min,
         "and": lax.bitwise_and, "or": lax.bitwise_or, "select_n": lax.select_n}
+
+
+_MAX_INDEX_CASES = 4096  # most index values a traced-index data movement is evaluated for
+
+
+def _fill_entry(dtype, fill_value):
+    """The value a gather in fill mode reads out of bounds (jax's default: NaN for inexact
+    types, the minimum / maximum for signed / unsigned integers, True for booleans)."""
+    dtype = np.dtype(dtype)
+    if fill_value is not None:
+        return np.asarray(fill_value).astype(dtype)[()]
+    if np.issubdtype(dtype, np.inexact):
+        return np.asarray(np.nan).astype(dtype)[()]
+    if dtype == np.bool_:
+        return np.bool_(True)
+    info = np.iinfo(dtype)
+    return np.asarray(info.min if np.issubdtype(dtype, np.signedinteger) else info.max, dtype)[()]
+
+
+def _const_bind(prim, args, params, out_avals):
+    """[results as NumPy arrays] of prim on known values: NumPy where _numpy_eval has it,
+    else JAX (eagerly, which compiles a small XLA program per distinct signature)."""
+    r = _numpy_eval.evaluate(prim.name, args, params, out_avals)
+    if r is None:
+        with jax.ensure_compile_time_eval():
+            r = prim.bind(*args, **params)
+        r = [np.asarray(o) for o in (r if prim.multiple_results else [r])]
+    return r
+
+
+def _size(closed) -> int:
+    """Equations of a (closed) jaxpr, its sub-jaxprs included."""
+    jaxpr, _ = J.closed(closed)
+    n = 0
+    for eqn in jaxpr.eqns:
+        n += 1
+        for v in eqn.params.values():
+            for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                if isinstance(sub, (J.ClosedJaxpr, J.Jaxpr)):
+                    n += _size(sub)
+    return n
 
 
 def _known(e) -> bool:
@@ -132,10 +179,15 @@ def _fold(ctx, prim, elems, params, out_dtype):
     """One scalar operation, folded when possible."""
     name = prim.name
     if all(_known(e) for e in elems):
-        with jax.ensure_compile_time_eval():
-            args = [np.asarray(e) for e in elems]
-            r = _LAX[name](*args) if params is None else prim.bind(*args, **params)
-        return np.asarray(r).astype(out_dtype)[()]
+        args = [np.asarray(e) for e in elems]
+        if params is None:  # (the lax function's default parameters)
+            r = _numpy_eval.evaluate(name, args, {}, [jax.ShapeDtypeStruct((), out_dtype)])
+            if r is None:
+                with jax.ensure_compile_time_eval():
+                    r = [_LAX[name](*args)]
+        else:
+            r = _const_bind(prim, args, params, [jax.ShapeDtypeStruct((), out_dtype)])
+        return np.asarray(r[0]).astype(out_dtype)[()]
     if name == "add":
         a, b = elems
         if _is_const(a, 0):
@@ -315,7 +367,7 @@ class _Interp:
             env[v] = x
         for v, x in zip(jaxpr.invars, args):
             env[v] = x
-        for eqn in jaxpr.eqns:
+        for eqn in J.live_eqns(jaxpr):
             ins = [self.read(env, v) for v in eqn.invars]
             outs = self.eqn(eqn, ins)
             for v, o in zip(eqn.outvars, outs):
@@ -332,11 +384,9 @@ class _Interp:
         outs_avals = [v.aval for v in eqn.outvars]
         if all(all(_known(e) for e in x.flat) for x in ins) and name not in (
                 "scan", "while", "cond", "custom_linear_solve") and name not in _INLINE:
-            with jax.ensure_compile_time_eval():
-                r = eqn.primitive.bind(*[_concrete(x, v.aval.dtype) for x, v in zip(ins, eqn.invars)],
-                                       **p)
-            r = r if eqn.primitive.multiple_results else [r]
-            return [_to_obj(np.asarray(o), a.dtype) for o, a in zip(r, outs_avals)]
+            r = _const_bind(eqn.primitive, [_concrete(x, v.aval.dtype) for x, v in zip(ins, eqn.invars)],
+                            p, outs_avals)
+            return [_to_obj(o, a.dtype) for o, a in zip(r, outs_avals)]
         if name in _ELEMENTWISE:
             shape = outs_avals[0].shape
             dtype = outs_avals[0].dtype
@@ -355,8 +405,7 @@ class _Interp:
                     "reduce_prod"):
             return [self.reduce(eqn, ins)]
         if name == "iota":
-            with jax.ensure_compile_time_eval():
-                return [_to_obj(np.asarray(eqn.primitive.bind(**p)), outs_avals[0].dtype)]
+            return [_to_obj(_const_bind(eqn.primitive, [], p, outs_avals)[0], outs_avals[0].dtype)]
         if name in _INLINE:
             return self.run_closed(J.callee(eqn), ins)
         if name == "custom_linear_solve":
@@ -376,11 +425,18 @@ class _Interp:
 
     # -- data movement ---------------------------------------------------------
     def structural(self, eqn, ins):
+        """Data movement: the operation is evaluated on entry ids (a pool of the data
+        operands' entries) and its result read back from the pool. Index operands must be
+        known or shared by the batch (a traced scalar, e.g. a rolled loop's counter): then
+        the operation is evaluated for every index value that behaves differently (-1 ..
+        the largest dimension; beyond, gather / slice clamp and scatter drops alike) and
+        each output entry selects among its candidates."""
         name = eqn.primitive.name
         data_pos = _STRUCTURAL[name]
         if data_pos is None:
             data_pos = tuple(range(len(ins)))
         pool, args, off = [], [], 0
+        traced = []  # (argument position, flat position, shared scalar)
         for i, (x, v) in enumerate(zip(ins, eqn.invars)):
             if i in data_pos:
                 ids = off + np.arange(x.size, dtype=np.int32).reshape(x.shape)
@@ -388,26 +444,64 @@ class _Interp:
                 off += x.size
                 args.append(ids)
             else:
-                if not all(_known(e) for e in x.flat):
-                    raise NotImplementedError(
-                        f"elementwise_vmap: '{name}' with a batch-dependent index operand "
-                        "is not supported; use jax.vmap")
-                args.append(_concrete(x, v.aval.dtype))
+                for k, e in enumerate(x.flat):
+                    if not _known(e):
+                        if jnp.ndim(e) != 0:
+                            raise NotImplementedError(
+                                f"elementwise_vmap: '{name}' with a batch-dependent index operand "
+                                "is not supported; use jax.vmap")
+                        traced.append((i, k, e))
+                args.append(x)
+        fill_id = len(pool)
         params = dict(eqn.params)
         if name == "gather" and "fill_value" in params:
+            pool.append(_fill_entry(eqn.outvars[0].aval.dtype, params["fill_value"]))
             params["fill_value"] = -1
-        with jax.ensure_compile_time_eval():
-            r = eqn.primitive.bind(*args, **params)
-        r = r if eqn.primitive.multiple_results else [r]
-        outs = []
+        span = max([d for x in (ins[i] for i in data_pos) for d in x.shape], default=1) + 2
+        cands = list(itertools.product(range(-1, span - 1), repeat=len(traced)))
+        if len(cands) > _MAX_INDEX_CASES:
+            raise NotImplementedError(
+                f"elementwise_vmap: '{name}' with {len(traced)} traced indices ({len(cands)} "
+                f"cases, above {_MAX_INDEX_CASES}); use jax.vmap")
+        results = []
+        for cand in cands:
+            cargs = []
+            for i, (x, v) in enumerate(zip(args, eqn.invars)):
+                if i in data_pos:
+                    cargs.append(x)
+                    continue
+                flat = x.reshape(-1).copy()
+                for (ai, k, _), c in zip(traced, cand):
+                    if ai == i:
+                        flat[k] = np.asarray(c).astype(v.aval.dtype)[()]
+                cargs.append(_concrete(flat.reshape(x.shape), v.aval.dtype))
+            results.append(_const_bind(eqn.primitive, cargs, params,
+                                       [jax.ShapeDtypeStruct(v.aval.shape, np.int32)
+                                        for v in eqn.outvars]))
         pool_arr = np.empty(len(pool), object)
         for i, e in enumerate(pool):
             pool_arr[i] = e
-        for o in r:
-            o = np.asarray(o)
-            if o.size and (o.min() < 0 or o.max() >= len(pool)):
+        case = None
+        if traced:  # which candidate: mixed radix over the clamped traced indices
+            for _, _, e in traced:
+                k = lax.clamp(np.int32(-1), lax.convert_element_type(e, np.int32),
+                              np.int32(span - 2)) + np.int32(1)
+                case = k if case is None else case * np.int32(span) + k
+        outs = []
+        for n_out, (o0, v) in enumerate(zip(results[0], eqn.outvars)):
+            ids = np.stack([r[n_out] for r in results])  # (cases,) + shape
+            ids = np.where(ids == -1, fill_id, ids)
+            if ids.size and (ids.min() < 0 or ids.max() >= len(pool)):
                 raise NotImplementedError(f"elementwise_vmap: '{name}' reads out of bounds")
-            outs.append(pool_arr[o] if o.ndim else _scalar(pool_arr[o[()]]))
+            out = np.empty(o0.shape, object)
+            for idx in np.ndindex(o0.shape):
+                col = ids[(slice(None),) + idx]
+                if (col == col[0]).all():
+                    out[idx] = pool_arr[col[0]]
+                else:
+                    out[idx] = _fold(self.ctx, lax.select_n_p, [case] + [pool_arr[c] for c in col],
+                                     None, v.aval.dtype)
+            outs.append(out)
         return outs
 
     def scatter_add(self, eqn, ins):
@@ -554,7 +648,7 @@ class _Interp:
         consts, carry, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]
         order = range(length - 1, -1, -1) if p["reverse"] else range(length)
         ys_avals = [v.aval for v in eqn.outvars[ncar:]]
-        if length <= SCAN_UNROLL:
+        if length == 1 or (length <= SCAN_UNROLL and length * _size(body) <= UNROLL_MAX_EQNS):
             ys = [np.empty(a.shape, object) for a in ys_avals]  # (a: the stacked output)
             for t in order:
                 out = self.run_closed(body, list(consts) + list(carry) + [x[t, ...] for x in xs])
@@ -642,21 +736,29 @@ def _fence(pred, vals):
 
 
 def _shared_barriers(fn, args, probe=None):
-    """fn(*args) (a function of flat lists of batch vectors) with every computed value that
-    has several consumers materialised once: in groups of BARRIER_GROUP, as they are
-    produced, through `_fence`.
+    """fn(*args) (a function of flat lists of batch vectors) with the computed values that
+    have several consumers materialised once, through `_fence`, where recomputing them would
+    cost: a value is fenced when (consumers - 1) x (operations of its unfenced cone) is at
+    least FENCE_MIN_COST. The values of one dataflow depth (BARRIER_LEVELS) share a fence.
 
     Why: XLA:CPU's fusion duplicates a 'cheap' producer into every consumer fusion. On the
     element-wise program of a double-pendulum RK4 step that meant 7x the multiplies and 6x
     the sines (4720 multiplies in the optimised HLO against 653 traced). `optimization_barrier`
     alone does not stop it (XLA:CPU expands barriers before fusion); a conditional does.
     Measured (double pendulum, batch 4096, float64, RK4 + Projection, 2-core CPU): 0.65e6
-    mechanism-steps/s without fences, 2.2-2.4e6 with groups of 1-8, 1.5e6 with groups of 16.
+    mechanism-steps/s without fences, 2.2-2.4e6 with them. But every fence ends kernels, and
+    XLA:CPU's compile time is mostly LLVM's, per kernel (about 10 ms each): fencing every
+    shared value (FENCE_MIN_COST 1) compiled the slider-crank step in 14.9 s of CPU time,
+    FENCE_MIN_COST 8 in 7.8 s, at the same throughput (0.65 vs 0.61 us per member-step).
+
+    The fences' predicate reads the first entry of `probe` (else of the first floating
+    argument): it must be a runtime value, a batched input, or XLA folds every fence away.
     """
     closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
     jaxpr = closed.jaxpr
+    eqns = J.live_eqns(jaxpr)
     uses: dict = {}
-    for eqn in jaxpr.eqns:
+    for eqn in eqns:
         for v in eqn.invars:
             if not J.is_literal(v):
                 uses[v] = uses.get(v, 0) + 1
@@ -678,7 +780,7 @@ def _shared_barriers(fn, args, probe=None):
     # that have several consumers are fenced together at the end of the band
     level: dict = {}
     bands = []
-    for i, eqn in enumerate(jaxpr.eqns):
+    for i, eqn in enumerate(eqns):
         d = 1 + max([level.get(v, 0) for v in eqn.invars if not J.is_literal(v)],
                     default=0)
         for v in eqn.outvars:
@@ -692,19 +794,27 @@ def _shared_barriers(fn, args, probe=None):
         pending.clear()
 
     current = None
+    cone: dict = {}  # value -> operations XLA would recompute per extra consumer (unfenced cone)
     for band, i in sorted(bands):
         if band != current:
             if pending:
                 flush()
             current = band
-        eqn = jaxpr.eqns[i]
+        eqn = eqns[i]
         outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
         outs = outs if eqn.primitive.multiple_results else [outs]
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
-        if (eqn.primitive.name not in _NO_BARRIER and not eqn.primitive.multiple_results
-                and uses.get(eqn.outvars[0], 0) > 1):
+        name = eqn.primitive.name
+        c = min((0 if name in _NO_BARRIER else 1)
+                + sum(cone.get(v, 0) for v in eqn.invars if not J.is_literal(v)), 1 << 30)
+        for v in eqn.outvars:
+            cone[v] = c
+        n_use = uses.get(eqn.outvars[0], 0)
+        if (name not in _NO_BARRIER and not eqn.primitive.multiple_results and n_use > 1
+                and (n_use - 1) * c >= FENCE_MIN_COST):
             pending.append(eqn.outvars[0])
+            cone[eqn.outvars[0]] = 0
     if pending:
         flush()
     return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape),

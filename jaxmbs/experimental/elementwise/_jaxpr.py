@@ -29,7 +29,7 @@ try:  # jax >= 0.4.30 exports the jaxpr types here
 except (ImportError, AttributeError):  # pragma: no cover
     from jax import core as _core
 
-__all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed",
+__all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed", "live_eqns",
            "callee", "scan_layout", "cond_parts", "linear_solve_parts", "support", "JAX_VERSION"]
 
 JAX_VERSION = jax.__version__
@@ -52,6 +52,17 @@ def is_literal(v) -> bool:
 
 def literal_value(v):
     return v.val
+
+
+def live_eqns(jaxpr) -> list:
+    """The equations whose results reach an output (or that have effects), in order."""
+    live = {v for v in jaxpr.outvars if not is_literal(v)}
+    keep = []
+    for eqn in reversed(jaxpr.eqns):
+        if getattr(eqn, "effects", None) or any(v in live for v in eqn.outvars):
+            keep.append(eqn)
+            live.update(v for v in eqn.invars if not is_literal(v))
+    return keep[::-1]
 
 
 def closed(sub):
@@ -183,8 +194,13 @@ def _probe(p, x):
     y = jax.jit(lambda a, b: a @ b)(A, x) + jax.nn.softplus(x) + cube(x)
     z = jnp.zeros(4).at[jnp.array([0, 2, 2])].add(y)
     w = lax.cond(y[0] > 0.0, lambda v: v * 2.0, lambda v: -v, z)
-    s, ys = lax.scan(lambda c, k: (c * 0.5 + p[1] * k, c[0]), y, jnp.arange(3.0))
-    s2, _ = lax.scan(lambda c, k: (c * 0.5 + k * p[1], None), s, jnp.arange(12.0))
+    # (scans with unequal numbers of constants, carried values and scanned inputs, so a
+    # misread split cannot pass unnoticed)
+    dt = x.dtype
+    s, ys = lax.scan(lambda c, k: ((c[0] * 0.5 + p[1] * k[0], c[1] + k[1]), c[0][0]),
+                     (y, p[0]), (jnp.arange(3, dtype=dt), jnp.ones(3, dt)))
+    s2, _ = lax.scan(lambda c, k: (c * 0.5 + k * p[1] + A[0, 0], None), s[0] + s[1],
+                     jnp.arange(12, dtype=dt))
     L = jnp.linalg.cholesky(A)
     sol = jax.scipy.linalg.cho_solve((L, True), s2)
     d = jnp.diagonal(A)
@@ -195,14 +211,16 @@ def _probe(p, x):
 @functools.lru_cache(maxsize=None)
 def support() -> str:
     """'' when the element-wise path can read this jax's jaxprs, else why not (one
-    sentence). Decided once per process by interpreting `_probe` (tracing only: nothing
-    is compiled)."""
+    sentence). Decided once per process by interpreting `_probe` with both interpreters
+    (tracing only: nothing is compiled)."""
     import jax.numpy as jnp
 
     from ._interp import elementwise_vmap
+    from ._minor import minor_vmap
     try:
-        jax.eval_shape(elementwise_vmap(_probe), jax.ShapeDtypeStruct((3, 2), jnp.float32),
-                       jax.ShapeDtypeStruct((3, 3), jnp.float32))
+        for vectorise in (elementwise_vmap, minor_vmap):
+            jax.eval_shape(vectorise(_probe), jax.ShapeDtypeStruct((3, 2), jnp.float32),
+                           jax.ShapeDtypeStruct((3, 3), jnp.float32))
     except Exception as e:  # noqa: BLE001 (any failure: this jax is not supported)
         msg = str(e).split("\n")[0]
         return (f"the element-wise path does not support jax {JAX_VERSION} "

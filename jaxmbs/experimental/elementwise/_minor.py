@@ -1,0 +1,395 @@
+"""Batch-minor vectorisation of per-member programs whose arrays have many entries.
+
+`elementwise_vmap` writes a member's program out scalar by scalar: ideal for a few bodies,
+but the program (and XLA's compile time, which is mostly LLVM's, per kernel) grows with
+every scalar; a chain of 64 bodies does not fit. `minor_vmap` keeps the member's arrays as
+arrays and appends the batch axis LAST: a value of shape S becomes an array of shape
+S + (batch,), so the batch is the contiguous axis of every array and each operation of the
+member's program is one operation over all members. The program has as many operations as
+the member's jaxpr, whatever the number of bodies; families of joints, bodies and forces
+stay vectorised; data movement (slices, gathers of rows, scatter-adds) moves contiguous
+runs of `batch` numbers instead of the strided tiny axes of `jax.vmap`'s batch-major
+layout.
+
+Rules: element-wise primitives apply as they are; broadcasts, reshapes, slices,
+transposes, concatenations, reductions, dynamic slices with member-independent starts,
+gathers and scatters with member-independent indices get the batch axis appended to their
+parameters; `dot_general` is a broadcast product and a sum over the contracted axes (no
+batch-first output, no transpose); `scan`, `cond`, call-like primitives and
+`custom_linear_solve` are interpreted (layouts read in `_jaxpr.py`). Any other primitive
+goes through `jax.vmap` of itself with the batch axis last on both sides: JAX's own
+batching rule, correct on every release (maybe with a transpose).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from . import _jaxpr as J
+from ._interp import _ELEMENTWISE, _shared_barriers, _sincos, _split_axes
+
+__all__ = ["minor_vmap"]
+_DEBUG = False
+
+
+_HALVING = {"reduce_sum": lax.add, "reduce_max": lax.max, "reduce_min": lax.min,
+            "reduce_and": lax.bitwise_and, "reduce_or": lax.bitwise_or, "reduce_prod": lax.mul}
+
+
+def _halving(x, axes, op):
+    """Reduce x over `axes` (none of them the last, batch axis) by halving: op of the two
+    halves, repeatedly, each an element-wise operation on contiguous runs of the batch
+    axis. (XLA:CPU reduces over major axes with a strided inner loop: 57 % of a
+    chain's step time, against a few percent this way.) Sums in a pairwise order."""
+    for ax in sorted(axes, reverse=True):
+        while x.shape[ax] > 1:
+            n = x.shape[ax]
+            h = n // 2
+            a = lax.slice_in_dim(x, 0, h, axis=ax)
+            b = lax.slice_in_dim(x, h, 2 * h, axis=ax)
+            y = op(a, b)
+            if n % 2:
+                y = lax.concatenate([y, lax.slice_in_dim(x, 2 * h, n, axis=ax)], ax)
+                # (the odd one out joins the next round)
+            x = y
+        x = lax.squeeze(x, (ax,))
+    return x
+
+
+class _B:
+    """A batched value: `a` has the member's shape + (batch,)."""
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+
+def _is_b(x):
+    return isinstance(x, _B)
+
+
+class _Minor:
+    def __init__(self, batch):
+        self.batch = batch
+
+    # -- helpers -----------------------------------------------------------------
+    def bat(self, x):
+        """x as a batched array (member shape + (batch,))."""
+        if _is_b(x):
+            return x.a
+        x = jnp.asarray(x)
+        return lax.broadcast_in_dim(x, x.shape + (self.batch,), tuple(range(x.ndim)))
+
+    def fit(self, x, shape):
+        """x (an operand of an element-wise operation whose member shape is `shape`) as an
+        array of shape + (batch,), or a member-independent scalar as it is; None if the
+        shapes do not line up (then the caller falls back to jax.vmap)."""
+        if not _is_b(x):
+            if jnp.ndim(x) == 0:
+                return x
+            x = _B(self.bat(x))
+        a = x.a
+        if a.shape[:-1] == shape:
+            return a
+        if a.ndim == 1:  # a member scalar among arrays
+            return lax.broadcast_in_dim(a, shape + (self.batch,), (len(shape),))
+        if a.ndim == len(shape) + 1 and all(d in (1, s) for d, s in zip(a.shape, shape)):
+            return lax.broadcast_in_dim(a, shape + (self.batch,), tuple(range(a.ndim)))
+        return None
+
+    def read(self, env, v):
+        return J.literal_value(v) if J.is_literal(v) else env[v]
+
+    def run(self, jaxpr, consts, args):
+        env = dict(zip(jaxpr.constvars, consts))
+        env.update(zip(jaxpr.invars, args))
+        for eqn in J.live_eqns(jaxpr):
+            outs = self.eqn(eqn, [self.read(env, v) for v in eqn.invars])
+            for v, o in zip(eqn.outvars, outs):
+                env[v] = o
+        return [self.read(env, v) for v in jaxpr.outvars]
+
+    def run_closed(self, closed, args):
+        jaxpr, consts = J.closed(closed)
+        return self.run(jaxpr, consts, args)
+
+    # -- one equation --------------------------------------------------------------
+    def eqn(self, eqn, ins):
+        prim, p, name = eqn.primitive, eqn.params, eqn.primitive.name
+        if not any(_is_b(x) for x in ins) and name not in J.CALL_PRIMITIVES and name not in (
+                "scan", "cond", "while", "custom_linear_solve"):
+            r = prim.bind(*ins, **p)  # member-independent: as it is
+            return r if prim.multiple_results else [r]
+        if name in J.CALL_PRIMITIVES:
+            return self.run_closed(J.callee(eqn), ins)
+        if name == "custom_linear_solve":
+            solve, args = J.linear_solve_parts(eqn, ins)
+            return self.run_closed(solve, args)
+        if name == "scan":
+            return self.scan(eqn, ins)
+        if name == "cond":
+            return self.cond(eqn, ins)
+        rule = getattr(self, "r_" + name.replace("-", "_"), None)
+        if rule is not None:
+            out = rule(eqn, ins, p)
+            if out is not None:
+                return out
+        if name == "optimization_barrier":
+            return list(ins)
+        if name in _ELEMENTWISE:
+            shape = tuple(eqn.outvars[0].aval.shape)
+            args = [self.fit(x, shape) for x in ins]
+            if any(a is None for a in args):
+                return self.fallback(eqn, ins)
+            dt = eqn.outvars[0].aval.dtype
+            if (name in ("sin", "cos") and dt == np.float64 and p.get("accuracy") is None):
+                s, c = _sincos(args[0])
+                return [_B(s if name == "sin" else c)]
+            return [_B(prim.bind(*args, **p))]
+        return self.fallback(eqn, ins)
+
+    def fallback(self, eqn, ins):
+        """jax.vmap of the primitive itself, batch axis last in and out."""
+        prim, p = eqn.primitive, eqn.params
+        if _DEBUG:
+            print("minor_vmap fallback:", prim.name, [tuple(v.aval.shape) for v in eqn.invars],
+                  [_is_b(x) for x in ins])
+        axes = tuple(-1 if _is_b(x) else None for x in ins)
+        vals = [x.a if _is_b(x) else x for x in ins]
+        f = lambda *a: prim.bind(*a, **p)
+        out = jax.vmap(f, in_axes=axes, out_axes=-1, axis_size=self.batch)(*vals)
+        return [_B(o) for o in out] if prim.multiple_results else [_B(out)]
+
+    # -- shape and data movement ---------------------------------------------------
+    def r_broadcast_in_dim(self, eqn, ins, p):
+        x = ins[0]
+        if len(ins) != 1:
+            return None
+        shape, dims = tuple(p["shape"]), tuple(p["broadcast_dimensions"])
+        return [_B(lax.broadcast_in_dim(x.a, shape + (self.batch,), dims + (len(shape),)))]
+
+    def r_reshape(self, eqn, ins, p):
+        if p.get("dimensions") is not None or len(ins) != 1:
+            return None
+        return [_B(lax.reshape(ins[0].a, tuple(p["new_sizes"]) + (self.batch,)))]
+
+    def r_squeeze(self, eqn, ins, p):
+        return [_B(lax.squeeze(ins[0].a, tuple(p["dimensions"])))]
+
+    def r_transpose(self, eqn, ins, p):
+        perm = tuple(p["permutation"])
+        return [_B(lax.transpose(ins[0].a, perm + (len(perm),)))]
+
+    def r_slice(self, eqn, ins, p):
+        st, lim = tuple(p["start_indices"]), tuple(p["limit_indices"])
+        strides = p.get("strides")
+        strides = None if strides is None else tuple(strides) + (1,)
+        return [_B(lax.slice(ins[0].a, st + (0,), lim + (self.batch,), strides))]
+
+    def r_rev(self, eqn, ins, p):
+        return [_B(lax.rev(ins[0].a, tuple(p["dimensions"])))]
+
+    def r_concatenate(self, eqn, ins, p):
+        return [_B(lax.concatenate([self.bat(x) for x in ins], p["dimension"]))]
+
+    def r_pad(self, eqn, ins, p):
+        x, pv = ins
+        if _is_b(pv):
+            return None
+        cfg = tuple(tuple(c) for c in p["padding_config"]) + ((0, 0, 0),)
+        return [_B(lax.pad(self.bat(x), pv, cfg))]
+
+    def r_select_n(self, eqn, ins, p):
+        shape = tuple(eqn.outvars[0].aval.shape)
+        pred, *cases = ins
+        cases = [self.fit(c, shape) for c in cases]
+        if any(c is None for c in cases):
+            return None
+        cases = [c if jnp.ndim(c) else self.bat(jnp.broadcast_to(c, shape)) for c in cases]
+        pred = self.fit(pred, shape)
+        if pred is None:
+            return None
+        return [_B(lax.select_n(pred, *cases))]
+
+    def r_dynamic_slice(self, eqn, ins, p):
+        x, *starts = ins
+        if any(_is_b(s) for s in starts):
+            return None
+        sizes = tuple(p["slice_sizes"]) + (self.batch,)
+        return [_B(lax.dynamic_slice(self.bat(x), list(starts) + [np.int32(0)], sizes))]
+
+    def r_dynamic_update_slice(self, eqn, ins, p):
+        x, u, *starts = ins
+        if any(_is_b(s) for s in starts):
+            return None
+        return [_B(lax.dynamic_update_slice(self.bat(x), self.bat(u),
+                                            list(starts) + [np.int32(0)]))]
+
+    def r_gather(self, eqn, ins, p):
+        x, idx = ins
+        if _is_b(idx):
+            return None
+        dn = p["dimension_numbers"]
+        out_rank = len(eqn.outvars[0].aval.shape)
+        try:
+            dn = dn._replace(offset_dims=tuple(dn.offset_dims) + (out_rank,))
+        except (AttributeError, ValueError):
+            return None
+        q = dict(p, dimension_numbers=dn, slice_sizes=tuple(p["slice_sizes"]) + (self.batch,))
+        return [_B(eqn.primitive.bind(x.a, idx, **q))]
+
+    def _scatter(self, eqn, ins, p):
+        x, idx, u = ins
+        if _is_b(idx):
+            return None
+        dn = p["dimension_numbers"]
+        u_rank = len(eqn.invars[2].aval.shape)
+        try:
+            dn = dn._replace(update_window_dims=tuple(dn.update_window_dims) + (u_rank,))
+        except (AttributeError, ValueError):
+            return None
+        q = dict(p, dimension_numbers=dn)
+        return [_B(eqn.primitive.bind(self.bat(x), idx, self.bat(u), **q))]
+
+    r_scatter = _scatter
+    r_scatter_add = _scatter
+
+    # -- reductions and products ---------------------------------------------------
+    def _reduce(self, eqn, ins, p):
+        op = _HALVING.get(eqn.primitive.name)
+        if op is None:
+            return [_B(eqn.primitive.bind(ins[0].a, **p))]  # (axes < the batch axis)
+        return [_B(_halving(ins[0].a, tuple(p["axes"]), op))]
+
+    r_reduce_sum = r_reduce_max = r_reduce_min = r_reduce_and = r_reduce_or = _reduce
+    r_reduce_prod = r_argmax = r_argmin = _reduce
+
+    def r_stack(self, eqn, ins, p):
+        axis = p["axis"]
+        rank = len(eqn.outvars[0].aval.shape)
+        axis = axis + rank if axis < 0 else axis
+        shape = tuple(eqn.invars[0].aval.shape)
+        args = [self.fit(x, shape) for x in ins]
+        if any(a is None or jnp.ndim(a) == 0 and shape for a in args):
+            return None
+        args = [a if jnp.ndim(a) == len(shape) + 1 else self.bat(a) for a in args]
+        return [_B(jnp.stack(args, axis))]
+
+    def _cumulative(self, eqn, ins, p):
+        return [_B(eqn.primitive.bind(ins[0].a, **p))]  # (axis < the batch axis)
+
+    r_cumsum = r_cumprod = r_cummax = r_cummin = r_cumlogsumexp = _cumulative
+
+    def r_dot_general(self, eqn, ins, p):
+        """A broadcast product and a sum over the contracted axes: batch axis stays last."""
+        (lc, rc), (lb, rb) = p["dimension_numbers"]
+        dtype = eqn.outvars[0].aval.dtype
+        lhs, rhs = [self.bat(x).astype(dtype) for x in ins]
+        lr, rr = lhs.ndim - 1, rhs.ndim - 1
+        lf = [d for d in range(lr) if d not in lc and d not in lb]
+        rf = [d for d in range(rr) if d not in rc and d not in rb]
+        L = jnp.transpose(lhs, list(lb) + lf + list(lc) + [lr])
+        R = jnp.transpose(rhs, list(rb) + rf + list(rc) + [rr])
+        nb, nlf, nrf, nc = len(lb), len(lf), len(rf), len(lc)
+        bs, lfs, rfs, cs = (L.shape[:nb], L.shape[nb:nb + nlf], R.shape[nb:nb + nrf],
+                            L.shape[nb + nlf:nb + nlf + nc])
+        L = L.reshape(bs + lfs + (1,) * nrf + cs + (self.batch,))
+        R = R.reshape(bs + (1,) * nlf + rfs + cs + (self.batch,))
+        prod = L * R
+        axes = tuple(range(nb + nlf + nrf, nb + nlf + nrf + nc))
+        return [_B(_halving(prod, axes, lax.add) if axes else prod)]
+
+    # -- control flow ----------------------------------------------------------------
+    def cond(self, eqn, ins):
+        index, branches, ops = J.cond_parts(eqn, ins)
+        if not _is_b(index):
+            flags = [_is_b(o) for o in ops]
+            vals = [o.a if _is_b(o) else o for o in ops]
+
+            def branch(b):
+                def fn(*o):
+                    args = [_B(a) if f else a for a, f in zip(o, flags)]
+                    return [self.bat(r) for r in self.run_closed(b, args)]
+                return fn
+            fns = [branch(b) for b in branches]
+            flat = lax.switch(lax.convert_element_type(index, np.int32), fns, *vals)
+            return [_B(o) for o in flat]
+        results = [self.run_closed(b, ops) for b in branches]
+        sel = index.a
+        sel = (lax.convert_element_type(sel, np.bool_) if len(branches) == 2
+               else lax.clamp(np.int32(0), lax.convert_element_type(sel, np.int32),
+                              np.int32(len(branches) - 1)))
+        out = []
+        for k, v in enumerate(eqn.outvars):
+            cases = [self.bat(r[k]) for r in results]
+            s = sel.reshape((1,) * len(v.aval.shape) + (self.batch,))
+            out.append(_B(lax.select_n(jnp.broadcast_to(s, cases[0].shape), *cases)))
+        return out
+
+    def scan(self, eqn, ins):
+        nc, ncar, body = J.scan_layout(eqn)
+        p = eqn.params
+        length = int(p["length"])
+        consts, carry, xs = ins[:nc], ins[nc:nc + ncar], ins[nc + ncar:]
+        carry = [self.bat(c) for c in carry]  # (carries batched from the start: a fixed point)
+        xs_b = [_is_b(x) for x in xs]
+        xs_v = [x.a if _is_b(x) else x for x in xs]
+
+        def f(c, x):
+            xin = [_B(a) if b else a for a, b in zip(x, xs_b)]
+            out = self.run_closed(body, list(consts) + [_B(a) for a in c] + xin)
+            return [self.bat(o) for o in out[:ncar]], [self.bat(o) for o in out[ncar:]]
+
+        c_fin, ys = lax.scan(f, carry, xs_v, length=length, reverse=p["reverse"])
+        return [_B(c) for c in c_fin] + [_B(y) for y in ys]
+
+
+def minor_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: int = -1,
+               fences: bool | None = None) -> Callable:
+    """Vectorise `fun` over a batch like `jax.vmap(fun, in_axes, out_axes)`, keeping the
+    batch axis last in every intermediate array (see the module docstring).
+
+    in_axes: an int or None per positional argument (or a pytree of them): 0 (batch
+      leading), -1 (batch trailing: no transposes) or None (shared by all members).
+    out_axes: 0 or -1 for every output (every output is batched).
+    fences: as for `elementwise_vmap` (values with several consumers materialised through
+      conditionals where recomputing them costs); None: on the CPU backend only.
+    """
+    if out_axes not in (0, -1):
+        raise ValueError(f"out_axes must be 0 or -1, got {out_axes}")
+
+    def wrapped(*args):
+        leaves, axes_flat = _split_axes(args, in_axes)
+        sizes = {jnp.shape(x)[0 if ax == 0 else -1] for x, ax in zip(leaves, axes_flat)
+                 if ax is not None}
+        if len(sizes) != 1:
+            raise ValueError(f"batched arguments need one common batch size, got {sorted(sizes)}")
+        (batch,) = sizes
+        member = []
+        for x, ax in zip(leaves, axes_flat):
+            shp = tuple(jnp.shape(x))
+            shp = shp[1:] if ax == 0 else shp[:-1] if ax == -1 else shp
+            member.append(jax.ShapeDtypeStruct(shp, jnp.result_type(x)))
+        treedef = jax.tree_util.tree_structure(args)
+        closed, out_shape = jax.make_jaxpr(
+            lambda *ls: fun(*jax.tree_util.tree_unflatten(treedef, ls)), return_shape=True)(*member)
+        out_avals = jax.tree_util.tree_leaves(out_shape)
+        vals = [jnp.moveaxis(jnp.asarray(x), 0, -1) if ax == 0 else jnp.asarray(x)
+                for x, ax in zip(leaves, axes_flat)]
+        kinds = [ax is not None for ax in axes_flat]
+        use_fences = (jax.default_backend() == "cpu") if fences is None else fences
+
+        def run(vals):
+            mi = _Minor(batch)
+            outs = mi.run_closed(closed, [_B(v) if k else v for v, k in zip(vals, kinds)])
+            return [mi.bat(o).astype(a.dtype) for o, a in zip(outs, out_avals)]
+
+        outs = _shared_barriers(run, (vals,)) if use_fences else run(vals)
+        res = [o if out_axes == -1 else jnp.moveaxis(o, -1, 0) for o in outs]
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), res)
+
+    return wrapped
