@@ -843,6 +843,29 @@ def _split_axes(args, in_axes):
     return leaves, axes_flat
 
 
+def _member_program(fun, args, in_axes):
+    """The one-member program of `fun` applied to batched `args`: returns (leaves,
+    axes_flat, batch, member avals, closed jaxpr, output avals, output treedef); axes as in
+    `elementwise_vmap` (0 leading, -1 trailing, None shared)."""
+    leaves, axes_flat = _split_axes(args, in_axes)
+    sizes = {jnp.shape(x)[0 if ax == 0 else -1] for x, ax in zip(leaves, axes_flat)
+             if ax is not None}
+    if len(sizes) != 1:
+        raise ValueError(f"batched arguments need one common batch size, got {sorted(sizes)}")
+    (batch,) = sizes
+    member = []
+    for x, ax in zip(leaves, axes_flat):
+        shp = tuple(jnp.shape(x))
+        shp = shp[1:] if ax == 0 else shp[:-1] if ax == -1 else shp
+        member.append(jax.ShapeDtypeStruct(shp, jnp.result_type(x)))
+    treedef = jax.tree_util.tree_structure(args)
+    closed, out_shape = jax.make_jaxpr(
+        lambda *ls: fun(*jax.tree_util.tree_unflatten(treedef, ls)), return_shape=True)(*member)
+    out_avals = jax.tree_util.tree_leaves(out_shape)
+    out_tree = jax.tree_util.tree_structure(out_shape)
+    return leaves, axes_flat, batch, member, closed, out_avals, out_tree
+
+
 def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: int = 0,
                      fences: bool | None = None) -> Callable:
     """Vectorise `fun` over a batch like `jax.vmap(fun, in_axes, out_axes)`, but
@@ -865,21 +888,8 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
         raise ValueError(f"out_axes must be 0 or -1, got {out_axes}")
 
     def wrapped(*args):
-        leaves, axes_flat = _split_axes(args, in_axes)
-        sizes = {jnp.shape(x)[0 if ax == 0 else -1] for x, ax in zip(leaves, axes_flat)
-                 if ax is not None}
-        if len(sizes) != 1:
-            raise ValueError(f"batched arguments need one common batch size, got {sorted(sizes)}")
-        (batch,) = sizes
-        member = []
-        for x, ax in zip(leaves, axes_flat):
-            shp = tuple(jnp.shape(x))
-            shp = shp[1:] if ax == 0 else shp[:-1] if ax == -1 else shp
-            member.append(jax.ShapeDtypeStruct(shp, jnp.result_type(x)))
-        treedef = jax.tree_util.tree_structure(args)
-        closed, out_shape = jax.make_jaxpr(
-            lambda *ls: fun(*jax.tree_util.tree_unflatten(treedef, ls)), return_shape=True)(*member)
-        out_avals = jax.tree_util.tree_leaves(out_shape)
+        leaves, axes_flat, batch, member, closed, out_avals, out_tree = _member_program(
+            fun, args, in_axes)
         # every input as a list of entries: rows of a (size, batch) array, or shared scalars
         rows = []
         for x, ax, m in zip(leaves, axes_flat, member):
@@ -922,6 +932,6 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
                 res.append(arr.T.reshape((batch,) + a.shape))
             else:
                 res.append(arr.reshape(a.shape + (batch,)))
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), res)
+        return jax.tree_util.tree_unflatten(out_tree, res)
 
     return wrapped

@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 
 from . import _jaxpr as J
-from ._interp import _ELEMENTWISE, _shared_barriers, _sincos, _split_axes
+from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos
 
 __all__ = ["minor_vmap"]
 _DEBUG = False
@@ -363,21 +363,8 @@ def minor_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes:
         raise ValueError(f"out_axes must be 0 or -1, got {out_axes}")
 
     def wrapped(*args):
-        leaves, axes_flat = _split_axes(args, in_axes)
-        sizes = {jnp.shape(x)[0 if ax == 0 else -1] for x, ax in zip(leaves, axes_flat)
-                 if ax is not None}
-        if len(sizes) != 1:
-            raise ValueError(f"batched arguments need one common batch size, got {sorted(sizes)}")
-        (batch,) = sizes
-        member = []
-        for x, ax in zip(leaves, axes_flat):
-            shp = tuple(jnp.shape(x))
-            shp = shp[1:] if ax == 0 else shp[:-1] if ax == -1 else shp
-            member.append(jax.ShapeDtypeStruct(shp, jnp.result_type(x)))
-        treedef = jax.tree_util.tree_structure(args)
-        closed, out_shape = jax.make_jaxpr(
-            lambda *ls: fun(*jax.tree_util.tree_unflatten(treedef, ls)), return_shape=True)(*member)
-        out_avals = jax.tree_util.tree_leaves(out_shape)
+        leaves, axes_flat, batch, member, closed, out_avals, out_tree = _member_program(
+            fun, args, in_axes)
         vals = [jnp.moveaxis(jnp.asarray(x), 0, -1) if ax == 0 else jnp.asarray(x)
                 for x, ax in zip(leaves, axes_flat)]
         kinds = [ax is not None for ax in axes_flat]
@@ -390,6 +377,6 @@ def minor_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes:
 
         outs = _shared_barriers(run, (vals,)) if use_fences else run(vals)
         res = [o if out_axes == -1 else jnp.moveaxis(o, -1, 0) for o in outs]
-        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape), res)
+        return jax.tree_util.tree_unflatten(out_tree, res)
 
     return wrapped
