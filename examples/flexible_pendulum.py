@@ -48,11 +48,12 @@ def run(elements=4, t1=1.0, dt=5e-4, save_every=20):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--elements", type=int, default=4)
-    ap.add_argument("--t1", type=float, default=1.0)
-    ap.add_argument("--dt", type=float, default=5e-4)
-    ap.add_argument("--json", action="store_true")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--elements", type=int, default=4, help="ANCF elements (default 4)")
+    ap.add_argument("--t1", type=float, default=1.0, help="end time, s (default 1.0)")
+    ap.add_argument("--dt", type=float, default=5e-4, help="RK4 step, s (default 5e-4)")
+    ap.add_argument("--json", action="store_true",
+                    help="print the tip trajectory and energy drift as one JSON object")
     a = ap.parse_args(argv)
     res = run(a.elements, a.t1, a.dt)
     if a.json:

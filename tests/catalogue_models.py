@@ -64,5 +64,18 @@ def cam():
     return m
 
 
-CATALOGUE = {"gears_and_rolling": gears_and_rolling, "knife_edge": knife_edge, "contacts": contacts,
+def beams():
+    """Two planar ANCF beams: one clamped to the ground, the other pinned to its tip, a dead
+    load on the free end."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
+    n1 = m.add_beam("b1", (0.0, 0.0), (0.5, 0.0), elements=2, section=sec)
+    n2 = m.add_beam("b2", (0.5, 0.0), (1.0, 0.0), elements=1, section=sec)
+    m.add_node_weld("clamp", n1[0])
+    m.add_node_pin("hinge", n2[0], n1[-1])
+    m.add_node_load("tip", n2[-1], (0.0, -1.0))
+    return m
+
+
+CATALOGUE = {"gears_and_rolling": gears_and_rolling, "beams": beams, "knife_edge": knife_edge, "contacts": contacts,
              "rotating": rotating, "cam": cam}

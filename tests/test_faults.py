@@ -369,6 +369,9 @@ def test_reference_folder_loads(faults):
 NAN, INF = float("nan"), float("inf")
 
 
+SECTION = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
+
+
 def _planar_base():
     m = mb.Model(gravity=(0.0, -9.81))
     m.add_body("a", mass=1.0, inertia=0.1, position=(0.5, 0.0))
@@ -379,6 +382,7 @@ def _planar_base():
     m.add_revolute("A", "a", "b", at=(1.0, 0.0))
     m.add_prismatic("S", "ground", "w", axis=(1.0, 0.0), at=(3.0, 0.5))
     m.add_point_on_line("L", "ground", "p", axis=(1.0, 0.0), at=(2.0, 1.0))
+    m.add_beam("bm", (4.0, 0.0), (5.0, 0.0), elements=2, section=SECTION)
     return m
 
 
@@ -442,6 +446,14 @@ def _kinds(d):
                         ("NaN", [NAN, 0.0, 0.0, 0.0], None), ("text", "x", None),
                         ("2 entries", [1.0, 0.0], None), ("bool", True, None)],
         "motion": [("unknown", "twist", None), ("int", 1, None)],
+        "node": [("unknown", "nonode", "unknown beam node 'nonode'"),
+                 ("int", 3, "unknown beam node 3")],
+        "elements": [("0", 0, None), ("float", 1.5, None), ("bool", True, None),
+                     ("text", "2", None)],
+        "section": [("None", None, None), ("missing key", dict(E=1.0), "missing ['rho'"),
+                    ("unknown key", dict(SECTION, G=1.0), "unknown ['G']"),
+                    ("negative E", dict(SECTION, E=-1.0), "section['E']"),
+                    ("NaN rho", dict(SECTION, rho=NAN), "section['rho']"), ("text", "x", None)],
     }
 
 
@@ -609,6 +621,16 @@ SPATIAL_CALLS = {
                                 offset2="finite")),
     **USER_CALLS,
 }
+PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
+    "add_beam": (dict(name="n", start=(6.0, 0.0), end=(7.0, 0.0), elements=2, section=SECTION),
+                 dict(name="name", start="vec", end="vec", elements="elements", section="section")),
+    "add_node_pin": (dict(name="n", node="bm.n1"),
+                     dict(name="name", node="node", other="node")),
+    "add_node_weld": (dict(name="n", node="bm.n0"),
+                      dict(name="name", node="node", other="node")),
+    "add_node_load": (dict(name="n", node="bm.n2", force=(0.0, -1.0)),
+                      dict(name="name", node="node", force="vec")),
+})
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
 
 
