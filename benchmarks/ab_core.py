@@ -1,6 +1,6 @@
 """Same-run A/B throughput of two checkouts of jaxmbs (e.g. before and after a core change).
 
-    python benchmarks/ab_core.py --a /path/to/old/checkout [--b .] [--cases double_pendulum
+    python benchmarks/ab_core.py --a /path/to/old/checkout [--b .] [--vectorize vmap] [--cases double_pendulum
         slider_crank chain16] [--rounds 3] [--batch 4096] [--steps 200] [--json]
 
 Each measurement runs in its own subprocess with PYTHONPATH set to one checkout and one
@@ -38,7 +38,8 @@ B, N, dt = %(batch)d, %(steps)d, 1e-3
 Q0 = np.tile(np.asarray(q0), (B, 1)); V0 = np.tile(np.asarray(v0), (B, 1))
 mesh = mb.batch_mesh()
 f = jax.jit(lambda q, v: mb.simulate_batch(mech, params, q, v, (0.0, N * dt), dt, params_axis=None,
-                                           save_every=N, stabilizer=stab, mesh=mesh).q)
+                                           save_every=N, stabilizer=stab, mesh=mesh,
+                                           vectorize=%(vec)r).q)
 t0 = time.perf_counter(); jax.block_until_ready(f(Q0, V0)); comp = time.perf_counter() - t0
 jax.block_until_ready(f(Q0, V0))
 walls = []
@@ -49,9 +50,9 @@ print(json.dumps(dict(steps_per_s=B * N / w, compile_s=comp, jax=jax.__version__
 """
 
 
-def measure(root, case, stab, batch, steps):
+def measure(root, case, stab, batch, steps, vectorize="auto"):
     code = WORKER % dict(dev=os.cpu_count(), root=os.path.abspath(root), case=case, stab=stab,
-                         batch=batch, steps=steps)
+                         batch=batch, steps=steps, vec=vectorize)
     env = dict(os.environ, PYTHONPATH=os.path.abspath(root))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=os.path.abspath(root), timeout=1800)
@@ -71,6 +72,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="alternating A/B rounds (default 3)")
     ap.add_argument("--batch", type=int, default=4096, help="batch (default 4096)")
     ap.add_argument("--steps", type=int, default=200, help="RK4 steps per call (default 200)")
+    ap.add_argument("--vectorize", default="auto",
+                    help="simulate_batch's vectorize for both sides: auto (what users get; may pick "
+                         "different batch paths in A and B) or vmap (the same path: the core alone)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
@@ -82,7 +86,7 @@ def main(argv=None):
             for r in range(args.rounds):
                 order = (("A", args.a), ("B", args.b)) if r % 2 == 0 else (("B", args.b), ("A", args.a))
                 for side, root in order:
-                    x = measure(root, case, stab, args.batch, args.steps)
+                    x = measure(root, case, stab, args.batch, args.steps, args.vectorize)
                     (A if side == "A" else Bv).append(x)
             ratios = [b["steps_per_s"] / a["steps_per_s"] for a, b in zip(A, Bv)]
             c = dict(case=case, stabilizer=stab, a=[x["steps_per_s"] for x in A],
