@@ -117,9 +117,13 @@ def write_md(path) -> int:
     md_path = os.path.join(ROOT, "VALIDATION.md")
     with open(md_path) as f:
         text = f.read()
+    from formulations import extract_section  # section 9 (issue 17) follows section 8: keep it
+
     head = text.split(accuracy.FAULTS_HEADING)[0].rstrip("\n") + "\n\n"
+    tail = extract_section(text)
     with open(md_path, "w") as f:
-        f.write(head + "\n".join(accuracy.faults_section(path)))
+        f.write(head + "\n".join(accuracy.faults_section(path)).rstrip("\n") + "\n"
+                + ("\n" + tail + "\n" if tail else ""))
     print(f"wrote section 8 of {md_path} from {path}")
     return 0
 
