@@ -105,15 +105,47 @@ def _is_tracer(*xs):
     return any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(xs))
 
 
+def _tol_for(tol, dtype):
+    """The initial-consistency threshold actually applied: tol, but at least 1000 ulps of 1
+    in the state's dtype (float32: 1.2e-4; float64: 2.2e-13, so the default 1e-6 holds). A
+    threshold below working precision would refuse states that are consistent to round-off,
+    e.g. the last state of a float32 run continued in chunks."""
+    eps = float(jnp.finfo(dtype).eps) if jnp.issubdtype(dtype, jnp.floating) else 0.0
+    return max(float(tol), 1000.0 * eps)
+
+
+def _residuals_one(params, q, v, t0, *, mech):
+    """(Phi(q, t0), Phi_q v + Phi_t, all inputs finite) of one member."""
+    terms = constraint_terms(mech, params, q, v, t0)
+    fin = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
+    for leaf in jax.tree_util.tree_leaves(params):
+        fin = fin & jnp.all(jnp.isfinite(leaf))
+    return terms.phi, terms.jac @ v + terms.phit, fin
+
+
+# one compiled program per mechanism (and batch axes), shared by every call of the initial
+# checks: t0 is traced, so the chunks of a long run do not compile again
+_residuals = functools.partial(jax.jit, static_argnames=("mech",))(_residuals_one)
+
+
+@functools.partial(jax.jit, static_argnames=("mech", "paxes", "state_axis"))
+def _batch_residuals(params, q0, v0, t0, *, mech, paxes, state_axis):
+    """_residuals of every member of a batch (params batched along the axes paxes, a tuple
+    of 0 / None per params leaf; the states along state_axis)."""
+    in_axes = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
+    return jax.vmap(lambda p, q, v: _residuals_one(p, q, v, t0, mech=mech),
+                    in_axes=(in_axes, state_axis, state_axis))(params, q0, v0)
+
+
 def _check_initial_state(mech, params, q0, v0, t0, tol):
     q0, v0 = np.asarray(q0), np.asarray(v0)
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
         raise ValueError("initial state has non-finite entries in q0 or v0")
     if mech.n_constraints == 0:
         return
-    terms = constraint_terms(mech, params, jnp.asarray(q0), jnp.asarray(v0), t0)
-    phi = np.asarray(terms.phi)
-    vel = np.asarray(terms.jac @ v0 + terms.phit)
+    tol = _tol_for(tol, q0.dtype)
+    phi, vel, _ = _residuals(params, jnp.asarray(q0), jnp.asarray(v0), t0, mech=mech)
+    phi, vel = np.asarray(phi), np.asarray(vel)
     names = mech.constraint_names()
     for what, r in (("position", phi), ("velocity", vel)):
         bad = np.nonzero(np.abs(r) > tol)[0]
@@ -355,18 +387,11 @@ def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, so
     if mech.n_constraints == 0:
         return
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
-    paxes = jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None)
+    paxes = tuple(jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None))
     treedef = jax.tree_util.tree_structure(params)
-    in_axes = jax.tree_util.tree_unflatten(treedef, paxes)
-
-    def one(p, q, v):
-        terms = constraint_terms(mech, p, q, v, t0)
-        fin = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(v))
-        for leaf in jax.tree_util.tree_leaves(p):
-            fin = fin & jnp.all(jnp.isfinite(leaf))
-        return terms.phi, terms.jac @ v + terms.phit, fin
-
-    phi, vel, fin = _batch_residuals(mech, in_axes, state_axis)(one, params, q0, v0)
+    tol = _tol_for(tol, q0.dtype)
+    phi, vel, fin = _batch_residuals(params, q0, v0, t0, mech=mech, paxes=paxes,
+                                     state_axis=state_axis)
     phi, vel, fin = np.asarray(phi), np.asarray(vel), np.asarray(fin)
     names = mech.constraint_names()
     for what, r in (("position", phi), ("velocity", vel)):
@@ -389,12 +414,6 @@ def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, so
                                     is_leaf=lambda a: a is None)
         qb = q0[b] if state_axis == 0 else q0
         _check_solver_rows(mech, pb, qb, t0, solver, "simulate_batch")
-
-
-def _batch_residuals(mech, in_axes, state_axis):
-    def run(one, params, q0, v0):
-        return jax.jit(jax.vmap(one, in_axes=(in_axes, state_axis, state_axis)))(params, q0, v0)
-    return run
 
 
 def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
