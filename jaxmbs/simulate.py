@@ -636,8 +636,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         3-10x the vmap throughput on CPU (BENCHMARKS.md). Raises NotImplementedError where
         the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
-        batches of at least EW_MIN_BATCH members (per device when sharded); else "vmap"
-        (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        batches of at least EW_MIN_BATCH members (per device when sharded), except for
+        mechanisms of more than EW_MAX_COORDS coordinates with a dense saddle solve
+        (measured slower in the array form than under vmap: the spatial slider-crank,
+        21 coordinates and 17 rows, 5.5e3 vs 2.3e4 member-steps/s, batch 256, one XLA
+        device); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
         jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
         vmap and warns once, naming the reason; when only its scalar program cannot be
         written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
@@ -702,6 +705,9 @@ def _auto_choice(mech, batch, mesh, kwargs):
         batch = -(-batch // mesh.devices.size)
     if jax.default_backend() != "cpu" or batch < EW_MIN_BATCH:
         return "vmap", ""
+    if _ew_form(mech, kwargs.get("solver", SchurCholesky())) == "array" and not wants_sparse(
+            kwargs.get("solver", SchurCholesky()), mech):
+        return "vmap", ""  # (a dense solve above EW_MAX_COORDS: the array form is slower)
     from .experimental.elementwise import support
     why = support()  # (a refused scalar program still runs batch-minor: the array form)
     return ("vmap", why) if why else ("elementwise", "")

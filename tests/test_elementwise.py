@@ -74,6 +74,42 @@ def test_minor_vmap_matches_vmap(dtype, tol):
             np.testing.assert_allclose(got, r[k], rtol=tol, atol=tol, err_msg=k)
 
 
+def _factorisations(a, b):
+    """Cholesky and every triangular-solve variant of lax.linalg on a member's SPD matrix."""
+    A = a @ a.T + 3.0 * jnp.eye(a.shape[0], dtype=a.dtype)
+    L = jnp.linalg.cholesky(A)
+    out = dict(L=L)
+    for left in (True, False):
+        for lower in (True, False):
+            for trans in (False, True):
+                for unit in (False, True):
+                    T = L if lower else L.T
+                    out[f"ts{left:d}{lower:d}{trans:d}{unit:d}"] = jax.lax.linalg.triangular_solve(
+                        T, b if left else b.T, left_side=left, lower=lower, transpose_a=trans,
+                        unit_diagonal=unit)
+    out["cho_solve"] = jax.scipy.linalg.cho_solve((L, True), b)
+    return out
+
+
+@pytest.mark.parametrize("m", [3, 17])
+def test_minor_vmap_factorisations_match_vmap(m):
+    """The array form writes Cholesky and triangular solves out over the batch axis (no
+    per-member LAPACK call): equal to jax.vmap's to round-off, every variant, a shared
+    (unbatched) matrix included."""
+    from jaxmbs.experimental.elementwise import minor_vmap
+    a = jax.random.normal(jax.random.PRNGKey(2), (5, m, m))
+    b = jax.random.normal(jax.random.PRNGKey(3), (5, m, 2))
+    for in_axes, args in (((0, 0), (a, b)), ((None, 0), (a[0], b))):
+        ref = jax.vmap(_factorisations, in_axes=in_axes)(*args)
+        f = minor_vmap(_factorisations, in_axes=in_axes, out_axes=0)
+        prims = {e.primitive.name for e in jax.make_jaxpr(f)(*args).jaxpr.eqns}
+        if in_axes[0] == 0:  # (a shared matrix is factorised once, as it is)
+            assert not prims & {"cholesky", "triangular_solve"}, prims  # (written out)
+        out = jax.jit(f)(*args)
+        for k in ref:
+            np.testing.assert_allclose(out[k], ref[k], rtol=1e-10, atol=1e-12, err_msg=k)
+
+
 def test_elementwise_vmap_gradients_match_vmap():
     P = jnp.array([[1.0, 0.3], [0.7, 1.2], [1.3, 0.9]])
     X = jnp.array([[0.2, -0.4, 0.9], [1.1, 0.5, -0.3], [-0.6, 0.1, 0.4]])
