@@ -116,3 +116,39 @@ def check_gradient(f, x0, grads, tol=1e-6):
     for g in grads:
         assert np.max(np.abs(np.asarray(g) - fd)) <= scale, (g, fd, ref)
     return fd
+
+
+# ------------------------------------------------------------------ stiff problems
+def stiff_chain(m1=1.0, m2=0.01, k1=1.0, k2=1e4, slow=0.1, fast=1e-4):
+    """Two particles on a guide along x: m1 on a soft spring k1 to the ground, m2 on a stiff
+    spring k2 to m1 (modes near sqrt(k1/m1) and sqrt(k2/m2) rad/s). The initial state is
+    the slow mode with amplitude `slow` (m, largest entry) plus the stiff one with
+    amplitude `fast`, at rest. Returns (mech, params, q0, v0, ix, exact) where ix are the
+    indices of p1.x, p2.x and exact(t) -> (len(t), 2) the closed-form modal solution of
+    the displacements (x1, x2) about the unstretched positions (1, 2) m."""
+    import numpy as np
+    import scipy.linalg
+    import jax.numpy as jnp
+    import jaxmbs as mb
+
+    model = mb.Model(gravity=(0.0, 0.0))
+    model.add_particle("p1", mass=m1, position=(1.0, 0.0))
+    model.add_particle("p2", mass=m2, position=(2.0, 0.0))
+    model.add_point_on_line("g1", "ground", "p1", axis=(1.0, 0.0), point_i=(0.0, 0.0))
+    model.add_point_on_line("g2", "ground", "p2", axis=(1.0, 0.0), point_i=(0.0, 0.0))
+    model.add_spring("s1", "ground", "p1", k=k1, length=1.0, point_i=(0.0, 0.0))
+    model.add_spring("s2", "p1", "p2", k=k2, length=1.0)
+    mech, params, q0, v0 = model.build()
+    K = np.array([[k1 + k2, -k2], [-k2, k2]])
+    w2, Phi = scipy.linalg.eigh(K, np.diag([m1, m2]))
+    w = np.sqrt(w2)
+    modes = Phi / np.abs(Phi).max(axis=0) * np.array([slow, fast])  # columns: scaled mode shapes
+    x0 = modes.sum(axis=1)
+    ix = [mech.coordinate_index("p1.x"), mech.coordinate_index("p2.x")]
+    q = jnp.asarray(q0).at[ix[0]].set(1.0 + x0[0]).at[ix[1]].set(2.0 + x0[1])
+
+    def exact(t):
+        t = np.asarray(t, float)
+        return np.cos(np.outer(t, w)) @ modes.T
+
+    return mech, params, q, v0, ix, exact, w
