@@ -33,18 +33,18 @@ Problems:
   (rtol 1e-12, atol 1e-14) + Projection.
 * ball: a 1 kg particle carrying a 0.1 m circle dropped from 1 m onto the floor line,
   Hertz contact k = 1e6 N/m^1.5 with Lankarani-Nikravesh damping for restitution 0.8 at
-  the 4.2 m/s impact speed; quantity: height (ball.y); 2 s, C = 0.02 s; reference:
-  DormandPrince5 (rtol 1e-12, atol 1e-14).
+  the 4.2 m/s impact speed; quantity: height (ball.y); 2 s, C = 0.02 s; reference: an
+  independent SciPy DOP853 solution (rtol 1e-12) restarted at every contact switch
+  (tests/problems17.bouncing_ball).
 
 Implicit integrators: GeneralizedAlpha(rho_inf) for rho_inf in --rho (default 0, 0.5, 0.8),
 NoStabilization() (its positions stay on Phi = 0 to the Newton tolerance).
 Each (problem, integrator) pair compiles once: the step h and the stride between samples
-are traced (`run_fixed`).
+are traced (`benchmarks/fixed_steps.run_fixed`).
 """
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
 import sys
@@ -58,13 +58,13 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for _p in (ROOT, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests")):
+for _p in (ROOT, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests"), os.path.join(ROOT, "benchmarks")):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
 import jaxmbs as mb  # noqa: E402
-from jaxmbs import dynamics  # noqa: E402
 from jaxmbs import status as st  # noqa: E402
+from fixed_steps import run_fixed  # noqa: E402
 
 REL_TOL = 0.01  # the accuracy requirement: 1 % of the reference's range (module docstring)
 M_MAX = 200  # finest step C / M_MAX
@@ -74,31 +74,6 @@ def step_grid(C, m_max=M_MAX, n=22):
     """Geometric grid of steps C / m, m = 1 ... m_max integers (largest first)."""
     ms = np.unique(np.round(np.geomspace(1, m_max, n)).astype(int))
     return [(int(m), C / m) for m in ms]
-
-
-@functools.partial(jax.jit, static_argnames=("mech", "integrator", "stabilizer", "solver", "n_check"))
-def run_fixed(mech, params, q, v, h, stride, *, integrator, stabilizer, solver=mb.SchurCholesky(),
-              n_check):
-    """n_check * stride fixed steps of h from t = 0 with `jaxmbs.dynamics.step` (the step
-    `simulate` runs, the integrator's state kept between steps), h and stride traced (one
-    compilation for every step size). Returns (q at t_j = j stride h, j = 1..n_check,
-    status)."""
-    y = (q, v, jnp.zeros((), q.dtype))
-    u = jnp.zeros((mech.n_controls,), q.dtype)
-    kw = dict(integrator=integrator, stabilizer=stabilizer, solver=solver)
-    state = dynamics.init_state(mech, params, 0.0, y, h, u, **kw)
-
-    def body(k, c):
-        y, state, status, qs = c
-        y, state, status = dynamics.step(mech, params, k * h, y, h, u, state=state, status=status, **kw)
-        j = (k + 1) // stride - 1
-        hit = (k + 1) % stride == 0
-        qs = qs.at[j].set(jnp.where(hit, y[0], qs[j]))
-        return y, state, status, qs
-
-    c0 = (y, state, jnp.zeros((), jnp.int32), jnp.zeros((n_check,) + q.shape, q.dtype))
-    _, _, status, qs = jax.lax.fori_loop(0, n_check * stride, body, c0)
-    return qs, status
 
 
 # ------------------------------------------------------------------------------ problems
@@ -134,19 +109,14 @@ def quarter_car_problem(speed=10.0):
 
 
 def ball_problem():
-    import math
-    m = mb.Model(gravity=(0.0, -9.81))
-    m.add_particle("ball", mass=1.0, position=(0.0, 1.0))
-    v_impact = math.sqrt(2 * 9.81 * 0.9)
-    m.add_circle_line_contact("floor", "ground", "ball", radius=0.1, k=1e6, exponent=1.5,
-                              restitution=0.8, impact_velocity=v_impact)
-    mech, params, q, v = m.build()
+    from problems17 import bouncing_ball
+    mech, params, q, v, i, reference = bouncing_ball()
     T, C = 2.0, 0.02
-    i = mech.coordinate_index("ball.y")
-    ref, n = _dopri_reference(mech, params, q, v, T, C, i)
+    t = C * np.arange(1, int(round(T / C)) + 1)
     return dict(name="bouncing ball (Hertz 1e6 N/m^1.5, e = 0.8)", mech=mech, params=params, q=q, v=v,
-                T=T, C=C, index=i, offset=0.0, ref=ref, quantity="height (m)",
-                reference=f"DormandPrince5 rtol 1e-12 ({n} steps)", stiff="contact ~10 ms")
+                T=T, C=C, index=i, offset=0.0, ref=reference(t), quantity="height (m)",
+                reference="SciPy DOP853 rtol 1e-12 restarted at contact onset/end",
+                stiff="contact ~10 ms")
 
 
 PROBLEMS = {"chain": chain_problem, "quarter_car": quarter_car_problem, "ball": ball_problem}
@@ -164,8 +134,8 @@ def sweep(P, integrator, stabilizer, grid=None):
     n_check = len(P["ref"])
     rows = []
     for m, dt in (grid or step_grid(P["C"])):
-        qs, status = run_fixed(P["mech"], P["params"], P["q"], P["v"], jnp.asarray(dt), m,
-                               integrator=integrator, stabilizer=stabilizer, n_check=n_check)
+        (qs, _, _), status = run_fixed(P["mech"], P["params"], P["q"], P["v"], jnp.asarray(dt), m,
+                                       integrator=integrator, stabilizer=stabilizer, n_save=n_check)
         x = np.asarray(qs[:, P["index"]]) - P["offset"]
         err = float(np.max(np.abs(x - P["ref"])))
         status = int(status)
@@ -203,6 +173,35 @@ def run_problem(P, rhos):
     for name, d in out["integrators"].items():
         d["ratio_to_rk4"] = (d["dt_max"] / rk) if (rk and d["dt_max"]) else None
     return out
+
+
+def markdown(res):
+    """The stiff-problem tables (largest step, ratio, error-vs-step curves) as markdown
+    lines; benchmarks/formulations.py puts them in VALIDATION.md section 9."""
+    L = ["### Stiff problems: the largest fixed step at a stated accuracy", "",
+         f"Requirement (fixed before measuring): the quantity of interest within "
+         f"{100 * res['rel_tol']:g} % of the reference's range at every sample t_j = j C; the "
+         "largest step is the largest grid step dt = C / m at and below which every grid step "
+         "meets it. RK4 with Projection(), generalized-alpha with NoStabilization(). "
+         "Generated by `python benchmarks/stiff.py` (benchmarks/results/stiff.json).", ""]
+    for key, p in res["problems"].items():
+        names = list(p["integrators"])
+        L += [f"**{p['name']}**: {p['quantity']}, {p['T']:g} s, C = {p['C']:g} s; stiff part: {p['stiff']}; "
+              f"reference: {p['reference']}; range {p['range']:.3g}, tolerance {p['tol']:.2e}.", "",
+              "| integrator | largest step (s) | ratio to RK4 |", "|---|---|---|"]
+        for n in names:
+            d = p["integrators"][n]
+            dt = f"{d['dt_max']:.3g}" if d["dt_max"] else "none on the grid"
+            ratio = f"{d['ratio_to_rk4']:.1f}" if d["ratio_to_rk4"] else "-"
+            L.append(f"| {n} | {dt} | {ratio} |")
+        L += ["", "max error of the quantity at the samples, by step (inf: the run failed):", "",
+              "| dt (s) | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        dts = [r["dt"] for r in p["integrators"][names[0]]["rows"]]
+        for k, dt in enumerate(dts):
+            errs = [p["integrators"][n]["rows"][k]["error"] for n in names]
+            L.append(f"| {dt:.3g} | " + " | ".join(f"{e:.1e}" for e in errs) + " |")
+        L.append("")
+    return L
 
 
 def main(argv=None):
