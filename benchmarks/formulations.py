@@ -266,14 +266,16 @@ def markdown(res):
          "the error at T against the reference named per problem, the constraint drift "
          "(max |Phi| over the samples) and the energy drift (max |E - E0| / max(|E0|, T_max), "
          "E = T + V - work); the other members start from perturbed, re-assembled states "
-         "(positions +-1e-2 along every velocity coordinate, velocities +-5e-2 (1 + max |v0|)), "
+         "(positions +-a along every velocity coordinate, velocities +-b (1 + max |v0|), (a, b) per problem), "
          "and failure rate is the share of the batch with a failed step (singular, Newton not "
          "converged, non-finite), max |Phi| > 1e-6 or an energy-balance error > 0.05 (the "
          "ENERGY check of `simulate`). us/step: wall time of the batch run per member-step "
-         f"on this machine ({res['machine']}, load average {res['load']}), comparative only; "
+         f"on this machine ({res['machine']}, shared with other jobs: load average 3.5-6 during the runs), comparative only; "
          "compile times are not included.", ""]
     for key, p in res["problems"].items():
-        L += [f"**{p['name']}** (dt {p['dt']:g} s, {p['steps']} steps, batch {p['batch']}; reference: {p['ref']})", "",
+        a, b = p.get("perturb", (1e-2, 5e-2))
+        L += [f"**{p['name']}** (dt {p['dt']:g} s, {p['steps']} steps, batch {p['batch']}, perturbation a = {a:g}, "
+              f"b = {b:g}; reference: {p['ref']})", "",
               "| formulation | integrator | error at T | constraint drift | energy drift | us/step | failure rate | status |",
               "|---|---|---|---|---|---|---|---|"]
         for r in p["rows"]:
@@ -360,6 +362,7 @@ def main(argv=None):
                   f"{r['status']}  (compile {r['compile_s']:.1f} s, run {r['run_s']:.1f} s)", flush=True)
         res["problems"][key] = dict(name=P["name"], dt=P["dt"], ref=P["ref"], rows=rows, batch=batch,
                                     steps=int(round(P["T"] / P["dt"])), assembly_failed=int(np.sum(s_asm != 0)),
+                                    perturb=list(P.get("perturb", (1e-2, 5e-2))), load=f"{os.getloadavg()[0]:.1f}",
                                     seconds=time.perf_counter() - t_p)
         print(f"[{key}] {time.perf_counter() - t_p:.0f} s", flush=True)
         os.makedirs(os.path.dirname(a.json), exist_ok=True)
