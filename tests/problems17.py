@@ -116,3 +116,94 @@ def check_gradient(f, x0, grads, tol=1e-6):
     for g in grads:
         assert np.max(np.abs(np.asarray(g) - fd)) <= scale, (g, fd, ref)
     return fd
+
+
+# ------------------------------------------------------------------ stiff problems
+def stiff_chain(m1=1.0, m2=0.01, k1=1.0, k2=1e4, slow=0.1, fast=1e-4):
+    """Two particles on a guide along x: m1 on a soft spring k1 to the ground, m2 on a stiff
+    spring k2 to m1 (modes near sqrt(k1/m1) and sqrt(k2/m2) rad/s). The initial state is
+    the slow mode with amplitude `slow` (m, largest entry) plus the stiff one with
+    amplitude `fast`, at rest. Returns (mech, params, q0, v0, ix, exact) where ix are the
+    indices of p1.x, p2.x and exact(t) -> (len(t), 2) the closed-form modal solution of
+    the displacements (x1, x2) about the unstretched positions (1, 2) m."""
+    import numpy as np
+    import scipy.linalg
+    import jax.numpy as jnp
+    import jaxmbs as mb
+
+    model = mb.Model(gravity=(0.0, 0.0))
+    model.add_particle("p1", mass=m1, position=(1.0, 0.0))
+    model.add_particle("p2", mass=m2, position=(2.0, 0.0))
+    model.add_point_on_line("g1", "ground", "p1", axis=(1.0, 0.0), point_i=(0.0, 0.0))
+    model.add_point_on_line("g2", "ground", "p2", axis=(1.0, 0.0), point_i=(0.0, 0.0))
+    model.add_spring("s1", "ground", "p1", k=k1, length=1.0, point_i=(0.0, 0.0))
+    model.add_spring("s2", "p1", "p2", k=k2, length=1.0)
+    mech, params, q0, v0 = model.build()
+    K = np.array([[k1 + k2, -k2], [-k2, k2]])
+    w2, Phi = scipy.linalg.eigh(K, np.diag([m1, m2]))
+    w = np.sqrt(w2)
+    modes = Phi / np.abs(Phi).max(axis=0) * np.array([slow, fast])  # columns: scaled mode shapes
+    x0 = modes.sum(axis=1)
+    ix = [mech.coordinate_index("p1.x"), mech.coordinate_index("p2.x")]
+    q = jnp.asarray(q0).at[ix[0]].set(1.0 + x0[0]).at[ix[1]].set(2.0 + x0[1])
+
+    def exact(t):
+        t = np.asarray(t, float)
+        return np.cos(np.outer(t, w)) @ modes.T
+
+    return mech, params, q, v0, ix, exact, w
+
+
+def bouncing_ball(y0=1.0, radius=0.1, mass=1.0, k=1e6, exponent=1.5, e=0.8, g=9.81):
+    """A particle carrying a circle of `radius` dropped from rest at height y0 onto the
+    floor line y = 0: penalty contact F = k d^n (1 + chi d') (d = radius - y > 0, d' its
+    closing rate) with the Lankarani-Nikravesh factor chi = 3 (1 - e^2) / (4 v) for
+    restitution e at the first impact speed v = sqrt(2 g (y0 - radius)). Returns (mech,
+    params, q0, v0, iy, reference) with reference(t_eval) -> heights y(t_eval) from an
+    independent SciPy solution (DOP853, rtol 1e-12, restarted at every contact onset and
+    end so no step straddles the switch)."""
+    import math
+    import numpy as np
+    from scipy.integrate import solve_ivp
+    import jaxmbs as mb
+
+    v_imp = math.sqrt(2 * g * (y0 - radius))
+    m = mb.Model(gravity=(0.0, -g))
+    m.add_particle("ball", mass=mass, position=(0.0, y0))
+    m.add_circle_line_contact("floor", "ground", "ball", radius=radius, k=k, exponent=exponent,
+                              restitution=e, impact_velocity=v_imp)
+    mech, params, q0, v0 = m.build()
+    chi = 3.0 * (1.0 - e * e) / (4.0 * v_imp)
+
+    def free(t, s):
+        return [s[1], -g]
+
+    def contact(t, s):
+        d, dd = max(radius - s[0], 0.0), -s[1]
+        return [s[1], -g + max(k * d ** exponent * (1.0 + chi * dd), 0.0) / mass]
+
+    def surface(t, s):
+        return s[0] - radius
+
+    def reference(t_eval):
+        t_eval = np.asarray(t_eval, float)
+        out = np.full(t_eval.shape, np.nan)
+        t, s, in_contact = 0.0, np.array([y0, 0.0]), False
+        for _ in range(10_000):  # phases (a guard: a bounce is two)
+            if t >= t_eval[-1]:
+                break
+            ev = surface
+            ev.terminal = True
+            ev.direction = 1.0 if in_contact else -1.0
+            sol = solve_ivp(contact if in_contact else free, (t, t_eval[-1]), s, method="DOP853",
+                            rtol=1e-12, atol=1e-14, events=ev, dense_output=True)
+            t_end = sol.t[-1]
+            sel = (t_eval >= t) & (t_eval <= t_end)
+            if sel.any():
+                out[sel] = sol.sol(t_eval[sel])[0]
+            t, s = t_end, sol.y[:, -1]
+            if sol.status == 1:
+                in_contact = not in_contact
+        return out
+
+    return mech, params, q0, v0, mech.coordinate_index("ball.y"), reference
