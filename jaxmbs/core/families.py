@@ -58,6 +58,11 @@ class FrameKind:
     wv: int = 0
     dim: int = 0
     ground_q: tuple = ()
+    # a kind that presents frames of other kinds (a joint between a rigid body and a beam
+    # element): {other kind: per entry, (frame offset, entry of the other kind) or None
+    # (the ground pattern)}; offset 1 is the next node of the same node block. No node
+    # family presents such a kind directly (see jaxmbs.mechanism._frame_tables).
+    views: dict = {}
 
     def point(self, X, s):
         raise NotImplementedError

@@ -325,7 +325,124 @@ class AncfLoad(F.ForceFamily):
         return jnp.zeros_like(Qj), Qj, V, z, {}
 
 
-for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad()):
+# ------------------------------------------------------- rigid body <-> beam element
+PLANAR_BEAM = "planar_beam"
+
+
+class PlanarBeamFrame(F.FrameKind):
+    """The frame of a joint between a planar rigid frame (body, particle or the ground)
+    and a material point of an ANCF element: X = (x, y, theta | r_a, r_x,a, r_b, r_x,b)
+    (11,), V its rate. A planar frame fills the first three entries, an ANCF node a the
+    last eight: its own coordinates and those of the next node b of its block (the
+    element a -> b; the builder attaches such joints to an element's first node only).
+    The other entries are the ground pattern (their Jacobian columns are dropped)."""
+
+    name = PLANAR_BEAM
+    wq = wv = 11
+    dim = 2
+    ground_q = (0.0, 0.0, 0.0) + (0.0, 0.0, 1.0, 0.0) * 2
+    views = {"planar": ((0, 0), (0, 1), (0, 2)) + (None,) * 8,
+             ANCF2D: (None,) * 3 + tuple((0, e) for e in range(4)) + tuple((1, e) for e in range(4))}
+
+    def point(self, X, s):
+        """The planar part: r + A(theta) s."""
+        from ..planar.geometry import point
+        return point(X[..., :3], s)
+
+    def point_velocity(self, X, V, As):
+        from ..planar.geometry import point_velocity
+        return point_velocity(V[..., :3], As)
+
+    def reaction(self, G, X, s):
+        """'force' (2,) N: the resultant of the generalised constraint force G (11,) on the
+        frame (on a rigid frame its (x, y) part; on an element the sum over its two nodes'
+        positions, the shape functions being a partition of unity); 'moment' () N m: about
+        the rigid frame's point A s, or, on an element, about its first node a (the
+        material point when xi = 0), summed over both nodes' position and slope parts;
+        'generalized' (11,)."""
+        from ..planar.geometry import cross as cr, rotate
+        F_ = G[:2] + G[3:5] + G[7:9]
+        m_rigid = G[2] - cr(rotate(X[2], s), G[:2])
+        m_elem = cr(X[5:7], G[5:7]) + cr(X[7:9] - X[3:5], G[7:9]) + cr(X[9:11], G[9:11])
+        return {"force": F_, "moment": m_rigid + m_elem, "generalized": G}
+
+
+def _material(p, X, V):
+    """Material point data of k element frames X, V (k, 11): the element's nodal vectors
+    e, edot (k, 4, 2) and the shape rows S, S_x = dS/dx (k, 4) at p['xi'] for elements of
+    length p['length']."""
+    L = p["length"]
+    S, dS, _ = shape_functions(p["xi"], L)
+    return X[:, 3:].reshape(-1, 4, 2), V[:, 3:].reshape(-1, 4, 2), S, dS / L[:, None]
+
+
+def _element_block(rows):
+    """Jacobian block (k, r, 11) of rows w (k, r, 4, 2) on the element entries
+    (d row / d e_a,c = w[a, c]), zero on the rigid entries."""
+    k, r = rows.shape[:2]
+    return jnp.concatenate([jnp.zeros((k, r, 3), rows.dtype), rows.reshape(k, r, 8)], -1)
+
+
+class _OnElement(F.ConstraintFamily):
+    """Rows between a rigid frame i and the material point xi (in [0, 1]) of an element of
+    length `length` (m) > 0 on frame j (frame kind 'planar_beam')."""
+
+    frame = PLANAR_BEAM
+
+    def validate(self, p, xp=np):
+        return [("xi", ~((p["xi"] >= 0) & (p["xi"] <= 1)), "must lie in [0, 1]"),
+                ("length", ~(p["length"] > 0), "must be > 0")]
+
+
+class BeamPoint(_OnElement):
+    """r(xi) - (r_i + A(theta_i) point_i) = 0 (2 rows, m): the material point xi in [0, 1]
+    of the element of length `length` (m; a copy of the element's length made at build
+    time) on frame j coincides with the point `point_i` (body coordinates, m) of the rigid
+    frame i (the ground: a global point): a pin between a beam and a body."""
+
+    name = "beam_point"
+    rows = 2
+    fields = ("point_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        from ..planar.geometry import point_jacobian, rotate
+        e, _, S, _ = _material(p, Xj, Vj)
+        As = rotate(Xi[:, 2], p["point_i"])
+        g = jnp.einsum("ka,kac->kc", S, e) - Xi[:, :2] - As
+        Gi = jnp.concatenate([point_jacobian(As, -1.0), jnp.zeros((Xi.shape[0], 2, 8), Xi.dtype)], -1)
+        eye = jnp.eye(2, dtype=Xi.dtype)
+        Gj = _element_block(jnp.einsum("ka,rc->krac", S, eye))
+        quad = (Vi[:, 2] ** 2)[:, None] * As      # d2/dt2 of -A s at zero acceleration
+        return g, Gi, Gj, quad
+
+
+class BeamSlope(_OnElement):
+    """(A(theta_i) axis_i) x r_x(xi) = 0 (1 row): the slope of the beam at the material
+    point xi keeps the direction of the unit vector `axis_i` fixed in the rigid frame i
+    (body coordinates; the ground: global). With `beam_point` a weld (clamp) of the beam
+    to the body; the slope's length (the axial strain) stays free."""
+
+    name = "beam_slope"
+    rows = 1
+    fields = ("axis_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        from ..planar.geometry import dot, perp, rotate
+        e, ed, _, Sx = _material(p, Xj, Vj)
+        a = rotate(Xi[:, 2], p["axis_i"])
+        b = jnp.einsum("ka,kac->kc", Sx, e)
+        bd = jnp.einsum("ka,kac->kc", Sx, ed)
+        g = _cross(a, b)
+        w = Vi[:, 2]
+        Gi = jnp.concatenate([jnp.zeros_like(a), -dot(a, b)[:, None],
+                              jnp.zeros((a.shape[0], 8), a.dtype)], -1)[:, None, :]
+        Gj = _element_block(jnp.einsum("ka,kc->kac", Sx, perp(a))[:, None])
+        quad = -w * w * g - 2.0 * w * dot(a, bd)
+        return g[:, None], Gi, Gj, quad[:, None]
+
+
+for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad(),
+           PlanarBeamFrame(), BeamPoint(), BeamSlope()):
     F.register(_f)
 
 
