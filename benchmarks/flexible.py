@@ -34,7 +34,8 @@ import jaxmbs  # noqa: E402
 
 
 def machine():
-    """CPU model, cores, jax version, device, XLA_FLAGS and date of this run."""
+    """CPU model, cores, jax version, device, XLA_FLAGS, load average (1, 5, 15 min, at
+    the end of the run: other processes on the machine slow the figure down) and date."""
     import datetime
     import platform
 
@@ -44,6 +45,7 @@ def machine():
         cpu = names[0] if names else cpu
     return {"cpu": cpu, "cores": os.cpu_count(), "jax": jax.__version__,
             "device": str(jax.devices()[0]), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+            "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
