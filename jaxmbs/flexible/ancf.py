@@ -32,14 +32,20 @@ Families (registered on import):
   block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
   0 for the last node of a beam: no element). All five are Params leaves (traced,
   fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
-  block diagonal: dense Cholesky over the block); its loads are gravity and the elastic
-  forces, its potential gravity + strain energy.
+  block diagonal), inverted by a dense Cholesky factorisation once per `simulate` run
+  (`prepare`; per call elsewhere); its loads are gravity and the elastic forces, its
+  potential gravity + strain energy.
 * constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
   the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
   slope of node j keeps the direction of node i's slope turned by angle; with the ground
   (r_x = (1, 0)) the direction (cos angle, sin angle)). A pin + slope to the ground is a
   clamp (weld); the slope's magnitude (axial strain) stays free.
 * force family 'ancf_load': a dead force (2,) N on a node (potential -F . r).
+* frame kind 'planar_beam' (a view: a planar frame's (x, y, theta) and an element's two
+  nodes, 11 entries) and its constraint families 'beam_point' (2 rows: the material point
+  xi of an element on a body point, a pin) and 'beam_slope' (1 row: the slope at xi along
+  a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
+  particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`).
 
 `jaxmbs.Model.add_beam` meshes a straight beam into these families.
 """
