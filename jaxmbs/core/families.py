@@ -164,6 +164,15 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
+    def prepare(self, p):
+        """p with data derived once per simulation from the parameters, for mass parts
+        that are constant (a beam's factored consistent mass): extra entries of the
+        family's params dict that `mass_part` uses instead of recomputing them at every
+        evaluation. Computed from the current parameters at the start of `simulate`
+        (traced, so it batches and differentiates), never stored in the model. Default:
+        p unchanged."""
+        return p
+
     def validate(self, p, xp=np):
         """Rules of parameters beyond finiteness (which the core checks):
         p {field: array (..., k, *field shape)} -> [(field, bad (..., k) bool,

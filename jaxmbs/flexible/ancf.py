@@ -32,10 +32,9 @@ Families (registered on import):
   block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
   0 for the last node of a beam: no element). All five are Params leaves (traced,
   fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
-  block diagonal: dense Cholesky over the block; the mass is constant, and XLA hoists
-  the factorisation out of `simulate`'s time loop: the compiled program of the flexible
-  pendulum has one Cholesky call, outside its while loops); its loads are gravity and
-  the elastic forces, its potential gravity + strain energy.
+  block diagonal), inverted by a dense Cholesky factorisation once per `simulate` run
+  (`prepare`; per call elsewhere); its loads are gravity and the elastic forces, its
+  potential gravity + strain energy.
 * constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
   the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
   slope of node j keeps the direction of node i's slope turned by angle; with the ground
@@ -157,6 +156,13 @@ def _elements(p, X):
     return mask, Ls, e
 
 
+def cholesky_solve(D, X):
+    """D^-1 X for a symmetric positive definite D (n, n) by its Cholesky factor."""
+    Lc = jnp.linalg.cholesky(D)
+    y = jax.scipy.linalg.solve_triangular(Lc, X, lower=True)
+    return jax.scipy.linalg.solve_triangular(Lc.T, y, lower=False)
+
+
 def _scatter_elements(vals, k):
     """(k-1, 8) element vectors -> (k, 4) node vectors (element e on nodes e, e + 1)."""
     out = jnp.zeros((k, 4), vals.dtype)
@@ -166,12 +172,15 @@ def _scatter_elements(vals, k):
 class BeamMass:
     """The consistent mass of a block of k ANCF nodes: (4k, 4k), block tridiagonal
     (elements couple consecutive nodes), constant. apply / solve / dense / inverse_dense /
-    frame_inverse as the other mass parts (solve by a dense Cholesky factor)."""
+    frame_inverse as the other mass parts. solve: by the inverse `inv` (4k, 4k) when
+    given (computed once per simulation from a Cholesky factor, `Ancf2DBeam.prepare`),
+    else by a dense Cholesky factorisation at each call."""
 
     coupled = True  # not block diagonal over nodes: frame_inverse is a block of M^-1
 
-    def __init__(self, D):
+    def __init__(self, D, inv=None):
         self._D = D
+        self._inv = inv
 
     def dense(self):
         return self._D
@@ -179,15 +188,14 @@ class BeamMass:
     def apply(self, X):
         return self._D @ X
 
-    def _chol(self):
-        return jnp.linalg.cholesky(self._D)
-
     def solve(self, X):
-        Lc = self._chol()
-        y = jax.scipy.linalg.solve_triangular(Lc, X, lower=True)
-        return jax.scipy.linalg.solve_triangular(Lc.T, y, lower=False)
+        if self._inv is not None:
+            return self._inv @ X
+        return cholesky_solve(self._D, X)
 
     def inverse_dense(self):
+        if self._inv is not None:
+            return self._inv
         n = self._D.shape[0]
         return self.solve(jnp.eye(n, dtype=self._D.dtype))
 
@@ -243,14 +251,28 @@ class Ancf2DBeam(F.BodyFamily):
     fields = ("rho", "area", "E", "I", "length")
     coupled = True
 
-    def mass_part(self, p, X):
-        k = X.shape[0]
-        mask, Ls, _ = _elements(p, X)
-        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
+    def _mass_dense(self, p, k, dtype):
+        """The assembled consistent mass (4k, 4k) of the block's k nodes."""
+        L = p["length"][: k - 1]
+        mask = L > 0
+        Ls = jnp.where(mask, L, 1.0).astype(dtype)
+        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0).astype(dtype)
         Me = element_mass(Ls, rhoA)
         idx = 4 * np.arange(k - 1)[:, None] + np.arange(8)[None, :]
-        D = jnp.zeros((4 * k, 4 * k), X.dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
-        return BeamMass(D)
+        return jnp.zeros((4 * k, 4 * k), dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
+
+    def mass_part(self, p, X):
+        if "mass_inverse" in p:  # prepared once per simulation (see `prepare`)
+            return BeamMass(p["mass_dense"], p["mass_inverse"])
+        return BeamMass(self._mass_dense(p, X.shape[0], X.dtype))
+
+    def prepare(self, p):
+        """Adds 'mass_dense' (4k, 4k), the assembled consistent mass, and 'mass_inverse',
+        its inverse by one Cholesky factorisation: the mass is constant, so `simulate`
+        factors it once per run instead of at every evaluation."""
+        k = p["rho"].shape[0]
+        D = self._mass_dense(p, k, jnp.result_type(p["rho"], float))
+        return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(4 * k, dtype=D.dtype))}
 
     def loads(self, p, X, V, g):
         """Gravity (consistent: rho A L integral S dxi g) and the elastic forces; the
