@@ -24,7 +24,7 @@ from .core import families as F
 from .mechanism import Mechanism, Params
 
 __all__ = ["ConstraintTerms", "BlockMass", "constraint_terms", "constraint_rows", "mass_matrix",
-           "generalized_forces", "energy_terms", "force_outputs", "frame_states"]
+           "prepare_params", "generalized_forces", "energy_terms", "force_outputs", "frame_states"]
 
 
 class ConstraintTerms(NamedTuple):
@@ -298,6 +298,15 @@ class BlockMass:
             y = part.frame_inverse(idx, X)
             out = y if out is None else out + y
         return jnp.zeros_like(X) if out is None else out
+
+
+def prepare_params(mech: Mechanism, params: Params) -> Params:
+    """params with each body family's once-per-run data added (`BodyFamily.prepare`: the
+    factored constant mass of beams), for a simulation loop to use at every step."""
+    bodies = dict(params.bodies)
+    for bb in mech.bodies:
+        bodies[bb.kind] = F.body_family(bb.kind).prepare(bodies[bb.kind])
+    return params.replace(bodies=bodies)
 
 
 def mass_matrix(mech: Mechanism, params: Params, q) -> BlockMass:

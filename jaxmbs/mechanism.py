@@ -525,29 +525,43 @@ def _leaf(params, group, fam, field):
 
 @functools.lru_cache(maxsize=256)
 def _frame_tables(mech):
-    """(kinds per frame, {kind: qcols (n_frames, wq)}, {kind: vcols (n_frames, wv)})."""
+    """(kinds per frame, {kind: qcols (n_frames, wq)}, {kind: vcols (n_frames, wv)}).
+
+    A frame kind with `views` (e.g. 'planar_beam') presents frames of other kinds: entry e
+    of frame f is entry views[kind of f][e] = (offset, source entry) of frame f + offset
+    in that kind's table (offset 1: the next node of the same node block, an element's
+    second node), or the kind's ground pattern where the view gives None or frame
+    f + offset is not in f's block."""
     nq, nv = mech.n_coords, mech.n_vel
     kinds = [""]
-    qsrc, vsrc = [None], [None]  # per frame: (node family, q start, v start)
-    for b in mech.nodes:
+    qsrc, blocks = [None], [-1]  # per frame: (node family, q start, v start); node block
+    for ib, b in enumerate(mech.nodes):
         nf = fam_registry.node_family(b.kind)
         if b.frame0 < 0:
             continue
         for k in range(b.size):
             kinds.append(nf.frame)
             qsrc.append((nf, b.q0 + k * nf.nq, b.v0 + k * nf.nv))
+            blocks.append(ib)
     qtab, vtab = {}, {}
-    for kname in fam_registry.registered("frame"):
+    names = fam_registry.registered("frame")
+    for kname in sorted(names, key=lambda n: bool(fam_registry.frame_kind(n).views)):
         fk = fam_registry.frame_kind(kname)
         gq = [nq if float(x) == 0.0 else nq + 1 for x in fk.ground_q]
         Q = np.empty((len(kinds), fk.wq), np.int32)
         V = np.empty((len(kinds), fk.wv), np.int32)
         for f, (kind, src) in enumerate(zip(kinds, qsrc)):
-            if src is None or kind != kname:
-                Q[f], V[f] = gq, nv
+            Q[f], V[f] = gq, nv
+            if src is None:
                 continue
-            nf, q0, v0 = src
-            Q[f] = [q0 + e if e >= 0 else gq[i] for i, e in enumerate(nf.frame_q)]
-            V[f] = [v0 + e if e >= 0 else nv for e in nf.frame_v]
+            if kind == kname:
+                nf, q0, v0 = src
+                Q[f] = [q0 + e if e >= 0 else gq[i] for i, e in enumerate(nf.frame_q)]
+                V[f] = [v0 + e if e >= 0 else nv for e in nf.frame_v]
+            elif kind in fk.views:
+                for e, spec in enumerate(fk.views[kind]):
+                    g = f + spec[0] if spec is not None else -1
+                    if 0 <= g < len(kinds) and blocks[g] == blocks[f]:
+                        Q[f, e], V[f, e] = qtab[kind][g, spec[1]], vtab[kind][g, spec[1]]
         qtab[kname], vtab[kname] = Q, V
     return tuple(kinds), qtab, vtab

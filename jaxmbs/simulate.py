@@ -26,7 +26,7 @@ from .dynamics import _accelerations as accelerations  # (the engine's, without 
 from .dynamics import accept as dyn_accept
 from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
-from .equations import constraint_terms, energy_terms
+from .equations import constraint_terms, energy_terms, prepare_params
 from .integrators import RK4
 from .saddle import SchurCholesky
 from .stabilize import Projection
@@ -501,6 +501,8 @@ class _NextH:
 def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, integrator,
               stabilizer, solver, ctrl_fn, drift_tol, checkpoint, energy_tol=ENERGY_TOL):
     dtype = q0.dtype
+    # constant data (a beam's factored mass) computed once for the whole run
+    params = prepare_params(mech, params)
     u_at = _controls_fn(ctrl_fn, ctrl_arr, n_steps, mech.n_controls, dtype)
     y0 = (q0, v0, jnp.zeros((), dtype))
     status0 = jnp.zeros((), jnp.int32)

@@ -236,3 +236,19 @@ def test_beam_shape_and_tip_state():
     np.testing.assert_allclose(P[:, 0], X[:2, :2], atol=1e-15)
     np.testing.assert_allclose(P[:, -1], X[1:, :2], atol=1e-15)
     np.testing.assert_allclose(ancf.tip_state(X[2])[2], np.pi / 2, atol=1e-15)
+
+
+def test_prepared_beam_mass_is_factored_once_and_agrees():
+    """`prepare_params` (called once per `simulate`) stores the assembled consistent mass
+    and its inverse; the prepared mass part solves like the per-call Cholesky one and is
+    the inverse of the unprepared dense mass."""
+    from jaxmbs.equations import prepare_params
+
+    mech, params, q0, _ = C.build(3)
+    pp = prepare_params(mech, params)
+    assert "mass_inverse" in pp.bodies["ancf2d_beam"] and "mass_inverse" not in params.bodies["ancf2d_beam"]
+    M0, M1 = jaxmbs.mass_matrix(mech, params, q0), jaxmbs.mass_matrix(mech, pp, q0)
+    np.testing.assert_array_equal(M0.dense(), M1.dense())
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(q0.size, 3)))
+    np.testing.assert_allclose(M1.solve(x), M0.solve(x), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(M0.dense() @ M1.inverse_dense(), np.eye(q0.size), atol=1e-10)

@@ -448,6 +448,7 @@ def _kinds(d):
         "motion": [("unknown", "twist", None), ("int", 1, None)],
         "node": [("unknown", "nonode", "unknown beam node 'nonode'"),
                  ("int", 3, "unknown beam node 3")],
+        "xi": num + [("negative", -0.1, None), ("above 1", 1.5, None), ("None", None, None)],
         "elements": [("0", 0, None), ("float", 1.5, None), ("bool", True, None),
                      ("text", "2", None)],
         "section": [("None", None, None), ("missing key", dict(E=1.0), "missing ['rho'"),
@@ -630,6 +631,12 @@ PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
                       dict(name="name", node="node", other="node")),
     "add_node_load": (dict(name="n", node="bm.n2", force=(0.0, -1.0)),
                       dict(name="name", node="node", force="vec")),
+    "add_beam_body_pin": (dict(name="n", node="bm.n1", body="w", xi=0.3),
+                          dict(name="name", node="node", body="body", xi="xi", at="vec?",
+                               point="vec?")),
+    "add_beam_body_weld": (dict(name="n", node="bm.n0", body="b"),
+                           dict(name="name", node="node", body="body", xi="xi", at="vec?",
+                                point="vec?", axis="axis?", axis_i="vec?")),
 })
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
 

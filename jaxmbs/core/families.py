@@ -58,6 +58,11 @@ class FrameKind:
     wv: int = 0
     dim: int = 0
     ground_q: tuple = ()
+    # a kind that presents frames of other kinds (a joint between a rigid body and a beam
+    # element): {other kind: per entry, (frame offset, entry of the other kind) or None
+    # (the ground pattern)}; offset 1 is the next node of the same node block. No node
+    # family presents such a kind directly (see jaxmbs.mechanism._frame_tables).
+    views: dict = {}
 
     def point(self, X, s):
         raise NotImplementedError
@@ -158,6 +163,15 @@ class BodyFamily:
 
     def inertia_data(self, p):
         return {}
+
+    def prepare(self, p):
+        """p with data derived once per simulation from the parameters, for mass parts
+        that are constant (a beam's factored consistent mass): extra entries of the
+        family's params dict that `mass_part` uses instead of recomputing them at every
+        evaluation. Computed from the current parameters at the start of `simulate`
+        (traced, so it batches and differentiates), never stored in the model. Default:
+        p unchanged."""
+        return p
 
     def validate(self, p, xp=np):
         """Rules of parameters beyond finiteness (which the core checks):

@@ -32,14 +32,20 @@ Families (registered on import):
   block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
   0 for the last node of a beam: no element). All five are Params leaves (traced,
   fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
-  block diagonal: dense Cholesky over the block); its loads are gravity and the elastic
-  forces, its potential gravity + strain energy.
+  block diagonal), inverted by a dense Cholesky factorisation once per `simulate` run
+  (`prepare`; per call elsewhere); its loads are gravity and the elastic forces, its
+  potential gravity + strain energy.
 * constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
   the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
   slope of node j keeps the direction of node i's slope turned by angle; with the ground
   (r_x = (1, 0)) the direction (cos angle, sin angle)). A pin + slope to the ground is a
   clamp (weld); the slope's magnitude (axial strain) stays free.
 * force family 'ancf_load': a dead force (2,) N on a node (potential -F . r).
+* frame kind 'planar_beam' (a view: a planar frame's (x, y, theta) and an element's two
+  nodes, 11 entries) and its constraint families 'beam_point' (2 rows: the material point
+  xi of an element on a body point, a pin) and 'beam_slope' (1 row: the slope at xi along
+  a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
+  particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`).
 
 `jaxmbs.Model.add_beam` meshes a straight beam into these families.
 """
@@ -150,6 +156,13 @@ def _elements(p, X):
     return mask, Ls, e
 
 
+def cholesky_solve(D, X):
+    """D^-1 X for a symmetric positive definite D (n, n) by its Cholesky factor."""
+    Lc = jnp.linalg.cholesky(D)
+    y = jax.scipy.linalg.solve_triangular(Lc, X, lower=True)
+    return jax.scipy.linalg.solve_triangular(Lc.T, y, lower=False)
+
+
 def _scatter_elements(vals, k):
     """(k-1, 8) element vectors -> (k, 4) node vectors (element e on nodes e, e + 1)."""
     out = jnp.zeros((k, 4), vals.dtype)
@@ -159,12 +172,15 @@ def _scatter_elements(vals, k):
 class BeamMass:
     """The consistent mass of a block of k ANCF nodes: (4k, 4k), block tridiagonal
     (elements couple consecutive nodes), constant. apply / solve / dense / inverse_dense /
-    frame_inverse as the other mass parts (solve by a dense Cholesky factor)."""
+    frame_inverse as the other mass parts. solve: by the inverse `inv` (4k, 4k) when
+    given (computed once per simulation from a Cholesky factor, `Ancf2DBeam.prepare`),
+    else by a dense Cholesky factorisation at each call."""
 
     coupled = True  # not block diagonal over nodes: frame_inverse is a block of M^-1
 
-    def __init__(self, D):
+    def __init__(self, D, inv=None):
         self._D = D
+        self._inv = inv
 
     def dense(self):
         return self._D
@@ -172,15 +188,14 @@ class BeamMass:
     def apply(self, X):
         return self._D @ X
 
-    def _chol(self):
-        return jnp.linalg.cholesky(self._D)
-
     def solve(self, X):
-        Lc = self._chol()
-        y = jax.scipy.linalg.solve_triangular(Lc, X, lower=True)
-        return jax.scipy.linalg.solve_triangular(Lc.T, y, lower=False)
+        if self._inv is not None:
+            return self._inv @ X
+        return cholesky_solve(self._D, X)
 
     def inverse_dense(self):
+        if self._inv is not None:
+            return self._inv
         n = self._D.shape[0]
         return self.solve(jnp.eye(n, dtype=self._D.dtype))
 
@@ -236,14 +251,28 @@ class Ancf2DBeam(F.BodyFamily):
     fields = ("rho", "area", "E", "I", "length")
     coupled = True
 
-    def mass_part(self, p, X):
-        k = X.shape[0]
-        mask, Ls, _ = _elements(p, X)
-        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
+    def _mass_dense(self, p, k, dtype):
+        """The assembled consistent mass (4k, 4k) of the block's k nodes."""
+        L = p["length"][: k - 1]
+        mask = L > 0
+        Ls = jnp.where(mask, L, 1.0).astype(dtype)
+        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0).astype(dtype)
         Me = element_mass(Ls, rhoA)
         idx = 4 * np.arange(k - 1)[:, None] + np.arange(8)[None, :]
-        D = jnp.zeros((4 * k, 4 * k), X.dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
-        return BeamMass(D)
+        return jnp.zeros((4 * k, 4 * k), dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
+
+    def mass_part(self, p, X):
+        if "mass_inverse" in p:  # prepared once per simulation (see `prepare`)
+            return BeamMass(p["mass_dense"], p["mass_inverse"])
+        return BeamMass(self._mass_dense(p, X.shape[0], X.dtype))
+
+    def prepare(self, p):
+        """Adds 'mass_dense' (4k, 4k), the assembled consistent mass, and 'mass_inverse',
+        its inverse by one Cholesky factorisation: the mass is constant, so `simulate`
+        factors it once per run instead of at every evaluation."""
+        k = p["rho"].shape[0]
+        D = self._mass_dense(p, k, jnp.result_type(p["rho"], float))
+        return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(4 * k, dtype=D.dtype))}
 
     def loads(self, p, X, V, g):
         """Gravity (consistent: rho A L integral S dxi g) and the elastic forces; the
@@ -325,7 +354,124 @@ class AncfLoad(F.ForceFamily):
         return jnp.zeros_like(Qj), Qj, V, z, {}
 
 
-for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad()):
+# ------------------------------------------------------- rigid body <-> beam element
+PLANAR_BEAM = "planar_beam"
+
+
+class PlanarBeamFrame(F.FrameKind):
+    """The frame of a joint between a planar rigid frame (body, particle or the ground)
+    and a material point of an ANCF element: X = (x, y, theta | r_a, r_x,a, r_b, r_x,b)
+    (11,), V its rate. A planar frame fills the first three entries, an ANCF node a the
+    last eight: its own coordinates and those of the next node b of its block (the
+    element a -> b; the builder attaches such joints to an element's first node only).
+    The other entries are the ground pattern (their Jacobian columns are dropped)."""
+
+    name = PLANAR_BEAM
+    wq = wv = 11
+    dim = 2
+    ground_q = (0.0, 0.0, 0.0) + (0.0, 0.0, 1.0, 0.0) * 2
+    views = {"planar": ((0, 0), (0, 1), (0, 2)) + (None,) * 8,
+             ANCF2D: (None,) * 3 + tuple((0, e) for e in range(4)) + tuple((1, e) for e in range(4))}
+
+    def point(self, X, s):
+        """The planar part: r + A(theta) s."""
+        from ..planar.geometry import point
+        return point(X[..., :3], s)
+
+    def point_velocity(self, X, V, As):
+        from ..planar.geometry import point_velocity
+        return point_velocity(V[..., :3], As)
+
+    def reaction(self, G, X, s):
+        """'force' (2,) N: the resultant of the generalised constraint force G (11,) on the
+        frame (on a rigid frame its (x, y) part; on an element the sum over its two nodes'
+        positions, the shape functions being a partition of unity); 'moment' () N m: about
+        the rigid frame's point A s, or, on an element, about its first node a (the
+        material point when xi = 0), summed over both nodes' position and slope parts;
+        'generalized' (11,)."""
+        from ..planar.geometry import cross as cr, rotate
+        F_ = G[:2] + G[3:5] + G[7:9]
+        m_rigid = G[2] - cr(rotate(X[2], s), G[:2])
+        m_elem = cr(X[5:7], G[5:7]) + cr(X[7:9] - X[3:5], G[7:9]) + cr(X[9:11], G[9:11])
+        return {"force": F_, "moment": m_rigid + m_elem, "generalized": G}
+
+
+def _material(p, X, V):
+    """Material point data of k element frames X, V (k, 11): the element's nodal vectors
+    e, edot (k, 4, 2) and the shape rows S, S_x = dS/dx (k, 4) at p['xi'] for elements of
+    length p['length']."""
+    L = p["length"]
+    S, dS, _ = shape_functions(p["xi"], L)
+    return X[:, 3:].reshape(-1, 4, 2), V[:, 3:].reshape(-1, 4, 2), S, dS / L[:, None]
+
+
+def _element_block(rows):
+    """Jacobian block (k, r, 11) of rows w (k, r, 4, 2) on the element entries
+    (d row / d e_a,c = w[a, c]), zero on the rigid entries."""
+    k, r = rows.shape[:2]
+    return jnp.concatenate([jnp.zeros((k, r, 3), rows.dtype), rows.reshape(k, r, 8)], -1)
+
+
+class _OnElement(F.ConstraintFamily):
+    """Rows between a rigid frame i and the material point xi (in [0, 1]) of an element of
+    length `length` (m) > 0 on frame j (frame kind 'planar_beam')."""
+
+    frame = PLANAR_BEAM
+
+    def validate(self, p, xp=np):
+        return [("xi", ~((p["xi"] >= 0) & (p["xi"] <= 1)), "must lie in [0, 1]"),
+                ("length", ~(p["length"] > 0), "must be > 0")]
+
+
+class BeamPoint(_OnElement):
+    """r(xi) - (r_i + A(theta_i) point_i) = 0 (2 rows, m): the material point xi in [0, 1]
+    of the element of length `length` (m; a copy of the element's length made at build
+    time) on frame j coincides with the point `point_i` (body coordinates, m) of the rigid
+    frame i (the ground: a global point): a pin between a beam and a body."""
+
+    name = "beam_point"
+    rows = 2
+    fields = ("point_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        from ..planar.geometry import point_jacobian, rotate
+        e, _, S, _ = _material(p, Xj, Vj)
+        As = rotate(Xi[:, 2], p["point_i"])
+        g = jnp.einsum("ka,kac->kc", S, e) - Xi[:, :2] - As
+        Gi = jnp.concatenate([point_jacobian(As, -1.0), jnp.zeros((Xi.shape[0], 2, 8), Xi.dtype)], -1)
+        eye = jnp.eye(2, dtype=Xi.dtype)
+        Gj = _element_block(jnp.einsum("ka,rc->krac", S, eye))
+        quad = (Vi[:, 2] ** 2)[:, None] * As      # d2/dt2 of -A s at zero acceleration
+        return g, Gi, Gj, quad
+
+
+class BeamSlope(_OnElement):
+    """(A(theta_i) axis_i) x r_x(xi) = 0 (1 row): the slope of the beam at the material
+    point xi keeps the direction of the unit vector `axis_i` fixed in the rigid frame i
+    (body coordinates; the ground: global). With `beam_point` a weld (clamp) of the beam
+    to the body; the slope's length (the axial strain) stays free."""
+
+    name = "beam_slope"
+    rows = 1
+    fields = ("axis_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        from ..planar.geometry import dot, perp, rotate
+        e, ed, _, Sx = _material(p, Xj, Vj)
+        a = rotate(Xi[:, 2], p["axis_i"])
+        b = jnp.einsum("ka,kac->kc", Sx, e)
+        bd = jnp.einsum("ka,kac->kc", Sx, ed)
+        g = _cross(a, b)
+        w = Vi[:, 2]
+        Gi = jnp.concatenate([jnp.zeros_like(a), -dot(a, b)[:, None],
+                              jnp.zeros((a.shape[0], 8), a.dtype)], -1)[:, None, :]
+        Gj = _element_block(jnp.einsum("ka,kc->kac", Sx, perp(a))[:, None])
+        quad = -w * w * g - 2.0 * w * dot(a, bd)
+        return g[:, None], Gi, Gj, quad[:, None]
+
+
+for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad(),
+           PlanarBeamFrame(), BeamPoint(), BeamSlope()):
     F.register(_f)
 
 

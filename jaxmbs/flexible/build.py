@@ -5,7 +5,9 @@ node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); t
 section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
 '.E', '.I', '.length' (the element from node k to node k + 1). `add_node_pin`,
 `add_node_weld` and `add_node_load` attach nodes to the ground or to other beam nodes
-and load them.
+and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
+material point xi of an element, to a rigid body, a particle or the ground (constraint
+families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
 """
 from __future__ import annotations
 
@@ -112,6 +114,69 @@ class BeamBuilder:
         ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
         p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
         self._add_joint(name, "node_weld", other, node, [p1, p2])
+        return name
+
+    def _material_point(self, owner, node, xi):
+        """(element's first node, xi, element length L, initial position P (2,), initial
+        slope r_x (2,)) of the material point xi of the element starting at `node`; the last
+        node of a beam (no element starts there) is xi = 1 of the element before it."""
+        from .ancf import shape_functions
+
+        self._node(node, owner)
+        x = B.finite(xi, f"{owner}: xi")
+        if not 0.0 <= x <= 1.0:
+            raise ValueError(f"{owner}: xi must lie in [0, 1] (0: the node, 1: the next node), got {x}")
+        beam, k = self._beam_node[node]
+        d = self._beams[beam]
+        if k == len(d["nodes"]) - 1:
+            if x != 0.0:
+                raise ValueError(f"{owner}: {node!r} is the last node of beam {beam!r} and starts no "
+                                 f"element; give xi = 0 (the node) or the node before it with xi in [0, 1]")
+            k, x = k - 1, 1.0
+        L = d["length"]
+        e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, 2)
+        S, dS, _ = (np.asarray(a) for a in shape_functions(np.asarray(x), np.asarray(L)))
+        return d["nodes"][k], x, L, S @ e, dS @ e / L
+
+    def _beam_body(self, name, what, node, body, xi, at, point):
+        """Take the joint name; the material point and the body's point (body coordinates:
+        `point`, else the global `at`, else where the material point is initially)."""
+        self._new_name(name, "joint")
+        owner = f"{what} {name!r}"
+        elem, x, L, P, t = self._material_point(owner, node, xi)
+        self._frame(body, owner)
+        s = self._local(body, owner, P if at is None and point is None else at, point)
+        return owner, elem, x, L, t, s
+
+    @recorded
+    def add_beam_body_pin(self, name, node, body, xi=0.0, at=None, point=None) -> str:
+        """Pin (revolute) a beam to a rigid body, a particle or the ground: the material
+        point xi in [0, 1] of the element that starts at beam node `node` (xi = 0: the node
+        itself, 1: the next node; the last node of a beam takes xi = 0 only) coincides with
+        a point of `body` (2 rows, m). The body's point: `point` in body coordinates (m), or
+        `at` its global position in the initial configuration (m); default: where the
+        material point is initially. The beam's slope stays free. Reaction reported: force
+        on the beam element (N) and its moment about the element's first node."""
+        owner, elem, x, L, _, s = self._beam_body(name, "beam-body pin", node, body, xi, at, point)
+        part = self._add_inst("beam_point", body, elem, name, point_i=s, xi=x, length=L)
+        self._add_joint(name, "beam_body_pin", body, elem, [part])
+        return name
+
+    @recorded
+    def add_beam_body_weld(self, name, node, body, xi=0.0, at=None, point=None, axis=None,
+                           axis_i=None) -> str:
+        """Clamp a beam to a rigid body or the ground: the pin of `add_beam_body_pin` (2 rows)
+        plus the beam's slope at the material point kept along a direction fixed in the body
+        (1 row; the slope's length, the axial strain, stays free). The direction: `axis_i`
+        in body coordinates, or `axis` its global direction in the initial configuration;
+        default: the beam's initial slope there. A particle has no orientation: refused."""
+        owner, elem, x, L, t, s = self._beam_body(name, "beam-body weld", node, body, xi, at, point)
+        self._require_bodies(owner, (self._frame(body, owner)[0],), (body,),
+                             "use add_beam_body_pin")
+        u = self._axis(owner, body, t if axis is None else axis, axis_i)
+        p1 = self._add_inst("beam_point", body, elem, name, point_i=s, xi=x, length=L)
+        p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=x, length=L)
+        self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
 
     @recorded

@@ -70,6 +70,8 @@ FIELD_SAMPLERS = {
     "gain": lambda r, d: r.normal(size=(K, 3)), "bias": lambda r, d: r.normal(size=(K, 3)),
     # ranges that clip some instances and not others
     # section and material of beam elements (jaxmbs.flexible.ancf)
+    "xi": lambda r, d: np.r_[0.0, 1.0, r.uniform(0, 1, K - 2)],  # ends and interior
+    "axis_i": lambda r, d: _unit(r, d),
     "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
     "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
     "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
@@ -116,7 +118,21 @@ def _node_for(kind):
     fams = [F.node_family(n) for n in F.registered("node")]
     for nf in sorted((f for f in fams if f.frame == kind), key=lambda f: not f.rigid):
         return nf
+    fk = F.frame_kind(kind)
+    if fk.views:  # a kind presenting frames of other kinds (rigid body <-> beam element)
+        srcs = [nf for nf in fams if nf.frame in fk.views]
+        assert srcs and all(nf.identity for nf in srcs), \
+            f"frame kind {kind}: its views' node families must be vector coordinates"
+        return _VectorNode(fk.wq)
     raise AssertionError(f"no rigid node family for frame kind {kind}")
+
+
+class _VectorNode(F.NodeFamily):
+    """The update map of a view frame kind whose sources are all vector coordinates
+    (retract = q + dv, the NodeFamily default)."""
+
+    def __init__(self, n):
+        self.nq = self.nv = n
 
 
 def _jac_v(fn, X, nf):

@@ -1,0 +1,111 @@
+"""Throughput of a batch of flexible slider-cranks (issue 20): one `simulate_batch` call.
+
+The model of examples/flexible_slider_crank.py (2 ANCF elements on the rod, steel,
+crank at 150 rad/s), each member with its own square section side drawn uniformly from
+6-10 mm (area and I per member, traced Params leaves), generalized-alpha
+(rho_inf = 0.8) at dt = 1e-4 s, float64, vectorize="vmap". The first call compiles
+and runs; the figure is the second call (run only) and counts member-steps per second:
+batch * steps / wall.
+
+    python benchmarks/flexible.py [--batch 1024] [--revolutions 0.5] [--elements 2] [--json]
+        [--out benchmarks/results/flexible.json]
+
+--json prints the record as one JSON object (last line) and writes it to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+import flexible_slider_crank as FSC  # noqa: E402
+import jaxmbs  # noqa: E402
+
+
+def machine():
+    """CPU model, cores, jax version, device, XLA_FLAGS, load average (1, 5, 15 min, at
+    the end of the run: other processes on the machine slow the figure down) and date."""
+    import datetime
+    import platform
+
+    cpu = platform.machine()
+    if os.path.exists("/proc/cpuinfo"):
+        names = [ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    return {"cpu": cpu, "cores": os.cpu_count(), "jax": jax.__version__,
+            "device": str(jax.devices()[0]), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
+            "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def _timed(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def run(batch=1024, revolutions=0.5, elements=2, dt=1e-4, save_every=5, seed=0):
+    mech, params, q0, v0, nodes = FSC.build(elements)
+    sides = jnp.asarray(np.random.default_rng(seed).uniform(0.006, 0.010, batch))
+    pb = jax.vmap(lambda s: FSC.with_section(mech, params, side=s))(sides)
+    t1 = FSC.t_end(revolutions, dt, save_every)
+    steps = int(round(t1 / dt))
+
+    def call():
+        tr = jaxmbs.simulate_batch(mech, pb, q0, v0, (0.0, t1), dt, params_axis=0, state_axis=None,
+                                   integrator=FSC.integrator(), stabilizer=jaxmbs.NoStabilization(),
+                                   save_every=save_every, energy_tol=None, vectorize="vmap")
+        jax.block_until_ready(tr.q)
+        return tr
+
+    first, _ = _timed(call)   # compile and run
+    wall, tr = _timed(call)   # run only
+    peak = np.max(np.abs(np.asarray(FSC.midpoint_deflection(mech, tr.q, nodes))), axis=1)
+    return {
+        "model": f"flexible slider-crank, {elements} ANCF elements on the rod "
+                 f"({mech.n_vel} velocity coordinates, {mech.n_constraints} constraint rows)",
+        "integrator": "GeneralizedAlpha(rho_inf=0.8), NoStabilization",
+        "vectorize": "vmap", "dtype": "float64", "dt": dt, "steps": steps, "batch": batch,
+        "sides_m": [0.006, 0.010],
+        "first_call_s": first, "wall_s": wall, "steps_per_s": batch * steps / wall,
+        "ok_members": int(np.sum(np.asarray(tr.status) == 0)),
+        "peak_deflection_m": [float(np.min(peak)), float(np.max(peak))],
+        "machine": machine(),
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--batch", type=int, default=1024, help="members (default 1024)")
+    ap.add_argument("--revolutions", type=float, default=0.5,
+                    help="crank revolutions per member (default 0.5: 210 steps)")
+    ap.add_argument("--elements", type=int, default=2, help="rod elements, even (default 2)")
+    ap.add_argument("--json", action="store_true", help="print and write the record as JSON")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "flexible.json"),
+                    help="where --json writes the record")
+    a = ap.parse_args(argv)
+    res = run(a.batch, a.revolutions, a.elements)
+    if a.json:
+        with open(a.out, "w") as fh:
+            json.dump(res, fh, indent=1)
+        print(json.dumps(res))
+    else:
+        print(f"{res['batch']} flexible slider-cranks x {res['steps']} steps: {res['wall_s']:.2f} s "
+              f"(first call {res['first_call_s']:.1f} s), {res['steps_per_s']:.3g} member-steps/s, "
+              f"{res['ok_members']} ok; peak deflection {res['peak_deflection_m']} m")
+    return res
+
+
+if __name__ == "__main__":
+    main()
