@@ -91,7 +91,7 @@ def _factorisations(a, b):
     return out
 
 
-@pytest.mark.parametrize("m", [3, 17])
+@pytest.mark.parametrize("m", [3, pytest.param(17, marks=pytest.mark.slow)])  # (17: ~30 s)
 def test_minor_vmap_factorisations_match_vmap(m):
     """The array form writes Cholesky and triangular solves out over the batch axis (no
     per-member LAPACK call): equal to jax.vmap's to round-off, every variant, a shared
