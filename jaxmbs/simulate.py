@@ -672,6 +672,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
                        state_axis=state_axis, t_offset=t_offset, options=kwargs)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     kwargs = dict(kwargs)
+    for k in ("check_initial", "initial_tol"):  # (checked above; not part of the program, so
+        kwargs.pop(k, None)                     # that they do not select another compilation)
     controls = kwargs.pop("controls", None)
     ctrl_fn = controls if callable(controls) else None
     ctrl_arr = None if controls is None or callable(controls) else jnp.asarray(controls)

@@ -337,6 +337,11 @@ def test_second_call_compiles_nothing():
         tr2 = mb.simulate_batch(mech, params, q1, v1, (0.0, 0.01), 1e-3, t_offset=0.01, **kw)
         jax.block_until_ready(tr2.q)
         assert _COMPILES == [], (mesh, _COMPILES)
+        # (nor when the next chunk skips the initial check: it is not part of the program)
+        tr3 = mb.simulate_batch(mech, params, q1, v1, (0.0, 0.01), 1e-3, t_offset=0.02,
+                                check_initial=False, **kw)
+        jax.block_until_ready(tr3.q)
+        assert _COMPILES == [], (mesh, _COMPILES)
         assert np.all(np.asarray(tr2.status) == 0)
 
 
