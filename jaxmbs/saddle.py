@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from . import status as st
+from ._rare import rare_cond
 from ._small import matmul
 from .banded import SparseJacobian, banded_schur
 from ._tree import static_class
@@ -309,11 +310,17 @@ def row_scale(diagA, QMQ, lam, Alam, JMQ, gamma):
 
 def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol):
     """SINGULAR flag: a dropped row of A lam = rhs = JMQ - gamma that does not hold (see
-    `inconsistent`); QMQ = Q . M^-1 Q."""
-    A, lam, rhs, JMQ, gamma, QMQ = (jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ))
-    Alam = matmul(A, lam)
-    scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
-    return inconsistent(Alam - rhs, scale, dropped, A.dtype, tol)
+    `inconsistent`); QMQ = Q . M^-1 Q. Evaluated only when a row was dropped (`rare_cond`:
+    a batch of mechanisms without redundant rows skips its arithmetic on the element-wise
+    paths; measured on the double pendulum's RK4 step, a third of its CPU time)."""
+    def check(args):
+        A, lam, rhs, JMQ, gamma, QMQ, dropped = args
+        Alam = matmul(A, lam)
+        scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
+        return inconsistent(Alam - rhs, scale, dropped, A.dtype, tol)
+
+    args = tuple(jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ)) + (dropped,)
+    return rare_cond(jnp.any(dropped), check, lambda args: jnp.zeros((), bool), args)
 
 
 def augmented_mass(M, jac, Q, gamma):

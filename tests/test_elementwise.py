@@ -110,6 +110,35 @@ def test_minor_vmap_factorisations_match_vmap(m):
             np.testing.assert_allclose(out[k], ref[k], rtol=1e-10, atol=1e-12, err_msg=k)
 
 
+def _with_rare_branch(x):
+    """A check that only some members need (branch 1: a sqrt and a sum), marked rare."""
+    from jaxmbs._rare import rare_cond
+    flag = rare_cond(x[0] > 1.0, lambda v: jnp.sqrt(jnp.sum(v * v)) > 2.0,
+                     lambda v: jnp.zeros((), bool), x)
+    return dict(flag=flag, y=rare_cond(x[1] > 0.0, lambda v: jnp.sqrt(v + 4.0), lambda v: v, x))
+
+
+def _sqrt_outside_conds(jaxpr):
+    return sum(e.primitive.name == "sqrt" for e in jaxpr.eqns)
+
+
+@pytest.mark.parametrize("form", ["elementwise", "minor"])
+def test_rare_branch_runs_only_when_a_member_takes_it(form):
+    """A conditional marked by `jaxmbs._rare.rare_cond` becomes ONE batch-wide conditional
+    (its rare branch's arithmetic is not in the straight-line program: no sqrt outside a
+    cond), and the results equal jax.vmap's whichever members take the rare branch: none,
+    some, all."""
+    from jaxmbs.experimental.elementwise import minor_vmap
+    vm = mb.elementwise_vmap if form == "elementwise" else (lambda f: minor_vmap(f, out_axes=0))
+    f = vm(_with_rare_branch)
+    X0 = jnp.array([[0.5, -1.0, 0.2], [-0.3, -0.2, 0.1], [0.9, -0.7, 3.0]])
+    assert _sqrt_outside_conds(jax.make_jaxpr(f)(X0).jaxpr) == 0
+    for X in (X0, X0.at[2, :2].set(jnp.array([3.0, 0.5])), X0.at[:, :2].set(2.0)):
+        out, ref = jax.jit(f)(X), jax.vmap(_with_rare_branch)(X)
+        for k in ref:
+            np.testing.assert_array_equal(out[k], ref[k], err_msg=k)
+
+
 def test_elementwise_vmap_gradients_match_vmap():
     P = jnp.array([[1.0, 0.3], [0.7, 1.2], [1.3, 0.9]])
     X = jnp.array([[0.2, -0.4, 0.9], [1.1, 0.5, -0.3], [-0.6, 0.1, 0.4]])

@@ -42,6 +42,7 @@ from jax import lax
 
 from . import _jaxpr as J
 from . import _numpy_eval
+from ..._rare import RARE_SCOPE
 
 __all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 
@@ -625,19 +626,69 @@ class _Interp:
         i = index[()]
         if _known(i):
             return self.run_closed(branches[int(np.clip(int(i), 0, len(branches) - 1))], ops)
-        results = [self.run_closed(b, ops) for b in branches]
+        if len(branches) == 2 and J.in_scope(eqn, RARE_SCOPE):
+            return self.rare_cond(eqn, i, branches, ops)
+        return self.select_branches(eqn, i, [self.run_closed(b, ops) for b in branches])
+
+    def select_branches(self, eqn, i, results):
+        """Every branch's results (object arrays), chosen per member by the index entry i."""
+        if len(results) == 2:
+            sel = lax.convert_element_type(i, np.bool_)
+        else:
+            sel = lax.clamp(np.int32(0), lax.convert_element_type(i, np.int32),
+                            np.int32(len(results) - 1))
         outs = []
         for k, v in enumerate(eqn.outvars):
             shape, dtype = v.aval.shape, v.aval.dtype
             o = np.empty(shape, object)
             for pos in np.ndindex(shape):
-                cases = [r[k][pos] for r in results]
-                if len(branches) == 2:
-                    sel = lax.convert_element_type(i, np.bool_) if not _known(i) else i
-                else:
-                    sel = lax.clamp(np.int32(0), lax.convert_element_type(i, np.int32),
-                                    np.int32(len(branches) - 1))
-                o[pos] = _fold(self.ctx, lax.select_n_p, [sel] + cases, None, dtype)
+                o[pos] = _fold(self.ctx, lax.select_n_p, [sel] + [r[k][pos] for r in results], None, dtype)
+            outs.append(o)
+        return outs
+
+    def rare_cond(self, eqn, i, branches, ops):
+        """A conditional marked by `jaxmbs._rare.rare_cond` (branch 1 rarely taken): one
+        batch-wide `lax.cond`: branch 0 alone when no member takes branch 1, both and a
+        per-member select otherwise. Its operands are the traced entries of `ops` and i."""
+        ctx = self.ctx
+        traced = [e for o in ops for e in o.flat if not _known(e)]
+        out_avals = [v.aval for v in eqn.outvars]
+
+        def rebuild(vals):
+            it = iter(vals)
+            new = []
+            for o in ops:
+                c = np.empty(o.shape, object)
+                for pos in np.ndindex(o.shape):
+                    c[pos] = o[pos] if _known(o[pos]) else next(it)
+                new.append(c)
+            return new
+
+        def flat(outs):
+            return [ctx.full(e, a.dtype).astype(a.dtype) for o, a in zip(outs, out_avals) for e in o.flat]
+
+        def traced_apart(f):  # (a branch's own traced values stay out of the sin/cos cache)
+            def g(vals):
+                saved = dict(ctx._sincos)
+                try:
+                    return f(vals)
+                finally:
+                    ctx._sincos = saved
+            return g
+
+        def common(vals):
+            return flat(self.run_closed(branches[0], rebuild(vals[:-1])))
+
+        def both(vals):
+            args = rebuild(vals[:-1])
+            return flat(self.select_branches(eqn, vals[-1], [self.run_closed(b, args) for b in branches]))
+
+        res = iter(lax.cond(jnp.any(i != 0), traced_apart(both), traced_apart(common), traced + [i]))
+        outs = []
+        for a in out_avals:
+            o = np.empty(a.shape, object)
+            for pos in np.ndindex(a.shape):
+                o[pos] = next(res)
             outs.append(o)
         return outs
 

@@ -11,7 +11,9 @@ version (never a wrong result: every layout read is checked against the avals), 
 What was read where (from JAX's own sources):
   * scan, jax <= 0.10: params num_consts, num_carry; jax >= 0.11: `ft_in`, a FlatTree
     (or a tuple of pytrees) of (consts, carry, xs) whose parts' lengths are the counts.
-  * cond: operand 0 is the branch index, params["branches"] the closed branch jaxprs.
+  * cond: operand 0 is the branch index, params["branches"] the closed branch jaxprs;
+    a conditional marked by `jaxmbs._rare.rare_cond` carries its name scope in
+    eqn.source_info.name_stack.
   * custom_linear_solve: params const_lengths (matvec, vecmat, solve, transpose_solve)
     and jaxprs (same fields); operands are those constants in that order, then b.
   * call-like primitives (jit/pjit, closed_call, custom_jvp_call, custom_vjp_call,
@@ -30,7 +32,7 @@ except (ImportError, AttributeError):  # pragma: no cover
     from jax import core as _core
 
 __all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed", "live_eqns",
-           "callee", "scan_layout", "cond_parts", "linear_solve_parts", "support", "JAX_VERSION"]
+           "callee", "scan_layout", "cond_parts", "in_scope", "linear_solve_parts", "support", "JAX_VERSION"]
 
 JAX_VERSION = jax.__version__
 Literal = _core.Literal
@@ -159,6 +161,15 @@ def cond_parts(eqn, ins):
         if not (_avals_match(b.in_avals, eqn.invars[1:]) and _avals_match(b.out_avals, eqn.outvars)):
             raise LayoutError("'cond' (a branch does not match its operands)")
     return index, branches, ops
+
+
+def in_scope(eqn, scope: str) -> bool:
+    """True if the equation was traced inside `jax.named_scope(scope)` (read from its
+    source info's name stack; False where a release does not record one)."""
+    try:
+        return scope in str(eqn.source_info.name_stack)
+    except AttributeError:  # pragma: no cover
+        return False
 
 
 def linear_solve_parts(eqn, ins):

@@ -30,6 +30,7 @@ import numpy as np
 from jax import lax
 
 from . import _jaxpr as J
+from ..._rare import RARE_SCOPE
 from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos
 
 __all__ = ["minor_vmap"]
@@ -370,11 +371,29 @@ class _Minor:
             fns = [branch(b) for b in branches]
             flat = lax.switch(lax.convert_element_type(index, np.int32), fns, *vals)
             return [_B(o) for o in flat]
-        results = [self.run_closed(b, ops) for b in branches]
-        sel = index.a
-        sel = (lax.convert_element_type(sel, np.bool_) if len(branches) == 2
+        if len(branches) == 2 and J.in_scope(eqn, RARE_SCOPE):
+            # (see jaxmbs._rare: branch 1 alone is rarely taken; one batch-wide conditional)
+            flags = [_is_b(o) for o in ops]
+
+            def fn(which):
+                def f(sel, *o):
+                    args = [_B(a) if fl else a for a, fl in zip(o, flags)]
+                    return [x.a for x in self.select_branches(
+                        eqn, sel, [self.run_closed(branches[k], args) for k in which])]
+                return f
+            flat = lax.cond(jnp.any(index.a != 0), fn((0, 1)), fn((0,)), index.a,
+                            *[o.a if fl else o for o, fl in zip(ops, flags)])
+            return [_B(o) for o in flat]
+        return self.select_branches(eqn, index.a, [self.run_closed(b, ops) for b in branches])
+
+    def select_branches(self, eqn, sel, results):
+        """Every branch's results, chosen per member by the (batch,) index sel (one
+        branch's results: those, batched)."""
+        if len(results) == 1:
+            return [_B(self.bat(r)) for r in results[0]]
+        sel = (lax.convert_element_type(sel, np.bool_) if len(results) == 2
                else lax.clamp(np.int32(0), lax.convert_element_type(sel, np.int32),
-                              np.int32(len(branches) - 1)))
+                              np.int32(len(results) - 1)))
         out = []
         for k, v in enumerate(eqn.outvars):
             cases = [self.bat(r[k]) for r in results]
