@@ -31,10 +31,12 @@ Families (registered on import):
   material of the element that starts at that node and ends at the next node of the
   block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
   0 for the last node of a beam: no element). All five are Params leaves (traced,
-  fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
+  fittable); also the Rayleigh damping coefficients alpha (1/s) and beta (s) and a
+  uniform line load (2,) N/m per element (`Ancf2DBeam`). Its mass part is the assembled consistent mass (block tridiagonal, not
   block diagonal), inverted by a dense Cholesky factorisation once per `simulate` run
-  (`prepare`; per call elsewhere); its loads are gravity and the elastic forces, its
-  potential gravity + strain energy.
+  (`prepare`; per call elsewhere); its loads are gravity, the line load, the elastic
+  and the damping forces (-alpha M qdot and the strain-rate damping of
+  `element_damping`), its potential gravity + line load + strain energy.
 * constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
   the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
   slope of node j keeps the direction of node i's slope turned by angle; with the ground
@@ -57,8 +59,8 @@ import numpy as np
 
 from ..core import families as F
 
-__all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_mass",
-           "beam_shape", "tip_state", "GAUSS_POINTS"]
+__all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_damping",
+           "element_mass", "beam_shape", "tip_state", "GAUSS_POINTS"]
 
 ANCF2D = "ancf2d"
 
@@ -114,23 +116,57 @@ def element_energy(e, L, EA, EI):
     return L * (dens @ jnp.asarray(w, e.dtype))
 
 
-def element_forces(e, L, EA, EI):
-    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
-    `element_energy` for the arguments; checked against jax.grad in the tests)."""
-    _, w = GAUSS_POINTS
-    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+def _strain_gradients(rx, rxx, kappa, n):
+    """d kappa / d r_x and d kappa / d r_xx (k, g, 2) at the Gauss points."""
     n3 = n * n * n
     c = _cross(rx, rxx)
     dc_drx = jnp.stack([rxx[..., 1], -rxx[..., 0]], -1)        # d(rx x rxx)/d rx
     perp = jnp.stack([-rx[..., 1], rx[..., 0]], -1)            # d(rx x rxx)/d rxx
     dk_drx = dc_drx / n3[..., None] - (3.0 * c / (n3 * n * n))[..., None] * rx
-    dk_drxx = perp / n3[..., None]
-    # integrand of dU/de at each Gauss point: (k, g, 4, 2)
-    g_rx = (EA[:, None] * eps)[..., None] * rx + (EI[:, None] * kappa)[..., None] * dk_drx
-    g_rxx = (EI[:, None] * kappa)[..., None] * dk_drxx
-    ww = jnp.asarray(w, e.dtype)
+    return dk_drx, perp / n3[..., None]
+
+
+def _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, N, Mb, dtype):
+    """-integral (N d eps/de + Mb d kappa/de) dx (k, 4, 2): the generalised force of an
+    axial force N (k, g) (N) and a bending moment Mb (k, g) (N m) at the Gauss points."""
+    _, w = GAUSS_POINTS
+    g_rx = N[..., None] * rx + Mb[..., None] * dk_drx
+    g_rxx = Mb[..., None] * dk_drxx
+    ww = jnp.asarray(w, dtype)
     dU = jnp.einsum("g,kga,kgc->kac", ww, Sx, g_rx) + jnp.einsum("g,kga,kgc->kac", ww, Sxx, g_rxx)
     return -L[:, None, None] * dU
+
+
+def element_forces(e, L, EA, EI):
+    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
+    `element_energy` for the arguments; checked against jax.grad in the tests)."""
+    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+    dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
+    return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, EA[:, None] * eps,
+                           EI[:, None] * kappa, e.dtype)
+
+
+def element_damping(e, ed, L, EA, EI, beta):
+    """Stiffness-proportional (Kelvin-Voigt) damping forces (k, 4, 2) of k elements in the
+    strain-rate form: the viscous axial force beta EA eps_dot (N) and moment beta EI
+    kappa_dot (N m) do the work of `element_forces`' stresses,
+
+        Q_d = -beta integral (EA eps_dot d eps/de + EI kappa_dot d kappa/de) dx,
+
+    e, ed (k, 4, 2) nodal vectors and their rates (m, 1; m/s, 1/s), L, EA, EI as
+    `element_energy`, beta (k,) s. Objective (a rigid motion has eps_dot = kappa_dot = 0:
+    no force), and about the undeformed straight state Q_d = -beta K ed, K the tangent
+    stiffness, i.e. the stiffness part of Rayleigh damping. Dissipates ed . Q_d =
+    -beta integral (EA eps_dot^2 + EI kappa_dot^2) dx <= 0."""
+    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+    dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
+    rxd = jnp.einsum("kga,kac->kgc", Sx, ed)
+    rxxd = jnp.einsum("kga,kac->kgc", Sxx, ed)
+    eps_d = jnp.sum(rx * rxd, -1)
+    kappa_d = jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1)
+    b = beta[:, None]
+    return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, b * EA[:, None] * eps_d,
+                           b * EI[:, None] * kappa_d, e.dtype)
 
 
 def element_mass(L, rhoA):
@@ -244,11 +280,14 @@ class Ancf2DNode(F.NodeFamily):
 class Ancf2DBeam(F.BodyFamily):
     """The elements of planar ANCF beams, stored on their first node (see the module
     docstring): rho (k,) kg/m^3, area (k,) m^2, E (k,) Pa, I (k,) m^4, length (k,) m
-    (0: no element starts here)."""
+    (0: no element starts here); Rayleigh damping alpha (k,) 1/s (mass-proportional) and
+    beta (k,) s (stiffness-proportional, strain-rate form: `element_damping`); line_load
+    (k, 2) N/m, a dead load per unit undeformed length in fixed global axes, uniform
+    over the element."""
 
     name = "ancf2d_beam"
     node = "ancf2d_node"
-    fields = ("rho", "area", "E", "I", "length")
+    fields = ("rho", "area", "E", "I", "length", "alpha", "beta", "line_load")
     coupled = True
 
     def _mass_dense(self, p, k, dtype):
@@ -275,18 +314,25 @@ class Ancf2DBeam(F.BodyFamily):
         return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(4 * k, dtype=D.dtype))}
 
     def loads(self, p, X, V, g):
-        """Gravity (consistent: rho A L integral S dxi g) and the elastic forces; the
-        potential per instance: gravity of its coordinates + the strain energy of the
-        element that starts at it. No velocity terms (constant mass)."""
+        """Gravity and the line load (consistent: integral S^T (rho A g + line_load) dx,
+        exact: S is cubic), the elastic forces and the Rayleigh damping forces
+        -alpha M_e ed + `element_damping` (beta); the potential per instance: that of
+        gravity and the line load on its coordinates + the strain energy of the element
+        that starts at it (damping has none). No velocity terms (constant mass)."""
         k = X.shape[0]
         mask, Ls, e = _elements(p, X)
+        ed = jnp.concatenate([V[:-1], V[1:]], -1).reshape(k - 1, 4, 2)
         rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
         EA = p["E"][: k - 1] * p["area"][: k - 1]
         EI = p["E"][: k - 1] * p["I"][: k - 1]
         wts = jnp.stack([0.5 * jnp.ones_like(Ls), Ls / 12, 0.5 * jnp.ones_like(Ls), -Ls / 12], -1)
-        Qg_e = ((rhoA * Ls)[:, None, None] * wts[..., None] * g[None, None, :]).reshape(-1, 8)
+        f = rhoA[:, None] * g[None, :] + jnp.where(mask[:, None], p["line_load"][: k - 1], 0.0)
+        Qg_e = (Ls[:, None, None] * wts[..., None] * f[:, None, :]).reshape(-1, 8)
         Qg = _scatter_elements(Qg_e, k)
-        Qe = jnp.where(mask[:, None], element_forces(e, Ls, EA, EI).reshape(-1, 8), 0.0)
+        Qd_mass = -p["alpha"][: k - 1, None] * jnp.einsum("kab,kb->ka", element_mass(Ls, rhoA),
+                                                          ed.reshape(-1, 8))
+        Qd = element_damping(e, ed, Ls, EA, EI, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
+        Qe = jnp.where(mask[:, None], element_forces(e, Ls, EA, EI).reshape(-1, 8) + Qd, 0.0)
         U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
         pot = -jnp.sum(Qg * X, -1) + jnp.concatenate([U, jnp.zeros((1,), X.dtype)])
         return Qg + _scatter_elements(Qe, k), pot
