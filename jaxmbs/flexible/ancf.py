@@ -137,11 +137,20 @@ def _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, N, Mb, dtype):
     return -L[:, None, None] * dU
 
 
-def element_forces(e, L, EA, EI):
+def element_forces(e, L, EA, EI, ed=None, beta=None):
     """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
-    `element_energy` for the arguments; checked against jax.grad in the tests)."""
+    `element_energy` for the arguments; checked against jax.grad in the tests). With the
+    nodal rates ed (k, 4, 2) and beta (k,) s: plus the damping forces of
+    `element_damping` (one pass: the axial force EA (eps + beta eps_dot) and the moment
+    EI (kappa + beta kappa_dot) at the Gauss points)."""
     rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
     dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
+    if ed is not None:
+        rxd = jnp.einsum("kga,kac->kgc", Sx, ed)
+        rxxd = jnp.einsum("kga,kac->kgc", Sxx, ed)
+        b = beta[:, None]
+        eps = eps + b * jnp.sum(rx * rxd, -1)
+        kappa = kappa + b * (jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1))
     return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, EA[:, None] * eps,
                            EI[:, None] * kappa, e.dtype)
 
@@ -153,20 +162,13 @@ def element_damping(e, ed, L, EA, EI, beta):
 
         Q_d = -beta integral (EA eps_dot d eps/de + EI kappa_dot d kappa/de) dx,
 
+    eps_dot = r_x . r_x_dot, kappa_dot = dkappa/dr_x . r_x_dot + dkappa/dr_xx . r_xx_dot;
     e, ed (k, 4, 2) nodal vectors and their rates (m, 1; m/s, 1/s), L, EA, EI as
     `element_energy`, beta (k,) s. Objective (a rigid motion has eps_dot = kappa_dot = 0:
     no force), and about the undeformed straight state Q_d = -beta K ed, K the tangent
     stiffness, i.e. the stiffness part of Rayleigh damping. Dissipates ed . Q_d =
     -beta integral (EA eps_dot^2 + EI kappa_dot^2) dx <= 0."""
-    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
-    dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
-    rxd = jnp.einsum("kga,kac->kgc", Sx, ed)
-    rxxd = jnp.einsum("kga,kac->kgc", Sxx, ed)
-    eps_d = jnp.sum(rx * rxd, -1)
-    kappa_d = jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1)
-    b = beta[:, None]
-    return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, b * EA[:, None] * eps_d,
-                           b * EI[:, None] * kappa_d, e.dtype)
+    return element_forces(e, L, EA, EI, ed, beta) - element_forces(e, L, EA, EI)
 
 
 def element_mass(L, rhoA):
@@ -331,8 +333,8 @@ class Ancf2DBeam(F.BodyFamily):
         Qg = _scatter_elements(Qg_e, k)
         Qd_mass = -p["alpha"][: k - 1, None] * jnp.einsum("kab,kb->ka", element_mass(Ls, rhoA),
                                                           ed.reshape(-1, 8))
-        Qd = element_damping(e, ed, Ls, EA, EI, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
-        Qe = jnp.where(mask[:, None], element_forces(e, Ls, EA, EI).reshape(-1, 8) + Qd, 0.0)
+        Qe = element_forces(e, Ls, EA, EI, ed, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
+        Qe = jnp.where(mask[:, None], Qe, 0.0)
         U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
         pot = -jnp.sum(Qg * X, -1) + jnp.concatenate([U, jnp.zeros((1,), X.dtype)])
         return Qg + _scatter_elements(Qe, k), pot
