@@ -191,3 +191,16 @@ def test_line_load_and_damping_validation():
         m.add_beam_line_load("q", "c", (0.0, 1.0))
     with pytest.raises(ValueError, match="load"):
         m.add_beam_line_load("q", "b", (0.0, float("nan")))
+
+
+def test_damping_and_line_load_survive_a_model_file_round_trip():
+    from jaxmbs import io
+
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    nodes = m.add_beam("b", (0.0, 0.0), (L, 0.0), elements=2, section=dict(SEC, alpha=0.1, beta=0.01))
+    m.add_node_weld("c", nodes[0])
+    m.add_beam_line_load("q", "b", (0.0, -1.0))
+    p1 = m.build()[1].bodies["ancf2d_beam"]
+    p2 = io.model_from_dict(io.model_to_dict(m)).build()[1].bodies["ancf2d_beam"]
+    for k in ("alpha", "beta", "line_load"):
+        np.testing.assert_array_equal(p2[k], p1[k])
