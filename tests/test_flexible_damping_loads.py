@@ -114,8 +114,11 @@ def test_cantilever_free_decay_matches_rayleigh_damping_ratio():
     """Time domain: the tip of a cantilever released from the exact first-mode shape
     (Euler-Bernoulli, 8 elements; amplitude 1e-3 L) decays as exp(-zeta omega_1 t) with
     zeta = alpha / (2 omega_1) + beta omega_1 / 2; generalized-alpha with rho_inf = 1 (no
-    numerical damping), 200 steps per period; the log decrement of the tip's positive peaks
-    over 4 periods agrees to 2 %."""
+    numerical damping), 200 steps per period; the decay rate from the tip's positive peaks
+    over 3 periods agrees to 1 % (error budget: the parabolic peak refinement, h omega =
+    2 pi / 200, ~1e-3 of each peak, i.e. ~0.3 % of the log ratio 0.67; the higher modes
+    in the interpolated initial shape and the trapezoidal rule's O((h omega)^2) ~1e-3;
+    measured: 2.5e-4)."""
     alpha, beta = 0.2, 0.004
     n = 8
     mech, params, q0, v0, tip = _cantilever(n, dict(SEC, alpha=alpha, beta=beta))
@@ -149,7 +152,7 @@ def test_cantilever_free_decay_matches_rayleigh_damping_ratio():
         times.append(t[i] + d * dt)
     zeta = alpha / (2 * w1) + beta * w1 / 2
     rate = np.log(vals[0] / vals[-1]) / (times[-1] - times[0])  # = zeta omega_1
-    assert rate == pytest.approx(zeta * w1, rel=0.02)
+    assert rate == pytest.approx(zeta * w1, rel=0.01)
 
 
 def test_uniform_line_loads_on_a_cantilever():
