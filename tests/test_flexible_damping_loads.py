@@ -47,6 +47,10 @@ def _beam_loads(p, X, V):
     return F.body_family("ancf2d_beam").loads(p, X, V, jnp.zeros(2))[0]
 
 
+# d Q / d (X, V) of a block of 4 nodes, one compilation for the tests below
+_beam_jacobians = jax.jit(jax.jacfwd(_beam_loads, argnums=(1, 2)))
+
+
 def _free_beam_params(alpha, beta, k=4):
     """Params of a free 3-element beam block (k = 4 nodes), lengths 0.3, 0.5, 0.2 m."""
     rng = np.random.default_rng(3)
@@ -56,7 +60,6 @@ def _free_beam_params(alpha, beta, k=4):
             "beta": jnp.full(k, beta), "line_load": jnp.zeros((k, 2))}
 
 
-@pytest.mark.slow  # 6 s of compilation; the modal test below covers C = alpha M + beta K
 def test_damping_linearises_to_rayleigh_about_the_straight_beam():
     """-dQ/dv = alpha M + beta K at the straight unstressed beam (any rigid placement),
     K = -dQ/dq of the undamped beam; beta K is the tangent stiffness of the elastic forces."""
@@ -66,8 +69,7 @@ def test_damping_linearises_to_rayleigh_about_the_straight_beam():
     x = np.cumsum([0.0, 0.3, 0.5, 0.2])
     X = jnp.asarray(np.stack([1.0 + c * x, 2.0 + s * x, np.full(4, c), np.full(4, s)], -1))
     V0 = jnp.zeros_like(X)
-    C = -jax.jacfwd(_beam_loads, argnums=2)(p, X, V0).reshape(16, 16)
-    K = -jax.jacfwd(_beam_loads, argnums=1)(p, X, V0).reshape(16, 16)
+    K, C = (-d.reshape(16, 16) for d in _beam_jacobians(p, X, V0))
     M = F.body_family("ancf2d_beam").mass_part(p, X).dense()
     np.testing.assert_allclose(C, alpha * M + beta * K, rtol=1e-10, atol=1e-10 * float(jnp.max(jnp.abs(K))))
 
@@ -92,6 +94,7 @@ def test_stiffness_damping_is_objective_and_dissipative():
         assert float(jnp.sum(Qd * V)) < 0
 
 
+@pytest.mark.slow  # 10 s of compilation (linearize); the default suite checks C directly
 @pytest.mark.parametrize("alpha,beta", [(0.4, 0.0), (0.0, 0.004), (0.3, 0.002)])
 def test_cantilever_modal_damping_matches_rayleigh_formula(alpha, beta):
     """4 elements: omega_1 agrees with Euler-Bernoulli to 1e-4 (relative), and the first
@@ -155,6 +158,26 @@ def test_cantilever_free_decay_matches_rayleigh_damping_ratio():
     assert rate == pytest.approx(zeta * w1, rel=0.01)
 
 
+def test_uniform_line_load_linear_statics_of_a_clamped_block():
+    """Linear statics of 3 equal elements (the family's loads and tangent stiffness, no
+    builder): clamp node 0 (x, y and the slope's y_x), solve K u = f for the consistent
+    load of a transverse q: the tip deflection q L^4 / (8 EI) and rotation q L^3 / (6 EI)
+    are exact at any mesh (Hermite cubics, consistent loads) to rounding."""
+    q, EI = 3.0, 2.0
+    p = {**_free_beam_params(0.0, 0.0), "length": jnp.asarray([L / 3] * 3 + [0.0]),
+         "E": jnp.full(4, 100.0), "I": jnp.full(4, EI / 100.0),
+         "line_load": jnp.asarray([[0.0, q]] * 3 + [[0.0, 0.0]])}
+    x = np.arange(4) * L / 3
+    X = jnp.asarray(np.stack([x, 0 * x, np.ones(4), 0 * x], -1))
+    f = np.asarray(_beam_loads(p, X, jnp.zeros_like(X))).reshape(16)
+    K = -np.asarray(_beam_jacobians(p, X, jnp.zeros_like(X))[0]).reshape(16, 16)
+    free = np.setdiff1d(np.arange(16), [0, 1, 3])
+    u = np.zeros(16)
+    u[free] = np.linalg.solve(K[np.ix_(free, free)], f[free])
+    np.testing.assert_allclose([u[13], u[15]], [q * L**4 / (8 * EI), q * L**3 / (6 * EI)], rtol=1e-10)
+
+
+@pytest.mark.slow  # 5-9 s of compilation (equilibrium); the linear test above is the default
 def test_uniform_line_loads_on_a_cantilever():
     """Transverse q: w_tip = q L^4 / (8 EI), rotation q L^3 / (6 EI), exact at any mesh
     (consistent loads on Hermite cubics; 2 elements), relative tolerance 1e-4 (the
