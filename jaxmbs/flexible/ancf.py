@@ -92,17 +92,22 @@ def _cross(a, b):
 def _strains(e, L):
     """e (k, 4, 2) element nodal vectors (r_i, r_x,i, r_j, r_x,j), L (k,) -> at the Gauss
     points (k, g): r_x (k, g, 2), r_xx (k, g, 2), eps, kappa, |r_x|, and the shape
-    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4)."""
+    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4). e may carry more columns (k, 4, 2c),
+    e.g. the nodal vectors and their rates side by side: r_x and r_xx then have 2c
+    columns too and eps, kappa, |r_x| are those of the first two."""
     xi, _ = GAUSS_POINTS
     _, dS, ddS = shape_functions(jnp.asarray(xi, e.dtype)[None, :], L[:, None])
     Sx = dS / L[:, None, None]
     Sxx = ddS / (L * L)[:, None, None]
-    rx = jnp.einsum("kga,kac->kgc", Sx, e)
-    rxx = jnp.einsum("kga,kac->kgc", Sxx, e)
+    rx_all = jnp.einsum("kga,kac->kgc", Sx, e)
+    rxx_all = jnp.einsum("kga,kac->kgc", Sxx, e)
+    rx, rxx = rx_all[..., :2], rxx_all[..., :2]
     n2 = jnp.sum(rx * rx, -1)
     n = jnp.sqrt(n2)
     eps = 0.5 * (n2 - 1.0)
     kappa = _cross(rx, rxx) / (n2 * n)
+    if e.shape[-1] > 2:
+        return rx_all, rxx_all, eps, kappa, n, Sx, Sxx
     return rx, rxx, eps, kappa, n, Sx, Sxx
 
 
@@ -143,11 +148,12 @@ def element_forces(e, L, EA, EI, ed=None, beta=None):
     nodal rates ed (k, 4, 2) and beta (k,) s: plus the damping forces of
     `element_damping` (one pass: the axial force EA (eps + beta eps_dot) and the moment
     EI (kappa + beta kappa_dot) at the Gauss points)."""
-    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+    both = e if ed is None else jnp.concatenate([e, ed], -1)  # one pass for q and qdot
+    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(both, L)
+    if ed is not None:
+        rx, rxd, rxx, rxxd = rx[..., :2], rx[..., 2:], rxx[..., :2], rxx[..., 2:]
     dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
     if ed is not None:
-        rxd = jnp.einsum("kga,kac->kgc", Sx, ed)
-        rxxd = jnp.einsum("kga,kac->kgc", Sxx, ed)
         b = beta[:, None]
         eps = eps + b * jnp.sum(rx * rxd, -1)
         kappa = kappa + b * (jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1))
@@ -181,6 +187,18 @@ def element_mass(L, rhoA):
     H = jnp.einsum("g,kga,kgb->kab", jnp.asarray(w, L.dtype), S, S)
     M = jnp.einsum("kab,cd->kacbd", H, jnp.eye(2, dtype=L.dtype)).reshape(-1, 8, 8)
     return (rhoA * L)[:, None, None] * M
+
+
+# integral_0^1 S_a S_b dxi of the shape functions with the slope ones (S2, S4) divided by L
+_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[np.asarray(shape_functions(GAUSS_POINTS[0], 1.0)[0])] * 2)
+
+
+def _unit_mass_apply(L, ed):
+    """M_e ed / (rho A) (k, 4, 2) for elements of length L (k,) and nodal rates ed (k, 4, 2):
+    L D H1 D ed, D = diag(1, L, 1, L) (the slope shape functions scale with L); the same
+    as `element_mass` (tested there) without forming the (k, 8, 8) matrices."""
+    d = jnp.stack([jnp.ones_like(L), L, jnp.ones_like(L), L], -1)[..., None]  # (k, 4, 1)
+    return L[:, None, None] * d * jnp.matmul(jnp.asarray(_H1, ed.dtype), d * ed)
 
 
 def _elements(p, X):
@@ -331,8 +349,7 @@ class Ancf2DBeam(F.BodyFamily):
         f = rhoA[:, None] * g[None, :] + jnp.where(mask[:, None], p["line_load"][: k - 1], 0.0)
         Qg_e = (Ls[:, None, None] * wts[..., None] * f[:, None, :]).reshape(-1, 8)
         Qg = _scatter_elements(Qg_e, k)
-        Qd_mass = -p["alpha"][: k - 1, None] * jnp.einsum("kab,kb->ka", element_mass(Ls, rhoA),
-                                                          ed.reshape(-1, 8))
+        Qd_mass = -(p["alpha"][: k - 1] * rhoA)[:, None] * _unit_mass_apply(Ls, ed).reshape(-1, 8)
         Qe = element_forces(e, Ls, EA, EI, ed, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
         Qe = jnp.where(mask[:, None], Qe, 0.0)
         U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
