@@ -31,10 +31,12 @@ Families (registered on import):
   material of the element that starts at that node and ends at the next node of the
   block: rho (kg/m^3), area A (m^2), E (Pa), I (second moment of area, m^4), length L (m;
   0 for the last node of a beam: no element). All five are Params leaves (traced,
-  fittable). Its mass part is the assembled consistent mass (block tridiagonal, not
+  fittable); also the Rayleigh damping coefficients alpha (1/s) and beta (s) and a
+  uniform line load (2,) N/m per element (`Ancf2DBeam`). Its mass part is the assembled consistent mass (block tridiagonal, not
   block diagonal), inverted by a dense Cholesky factorisation once per `simulate` run
-  (`prepare`; per call elsewhere); its loads are gravity and the elastic forces, its
-  potential gravity + strain energy.
+  (`prepare`; per call elsewhere); its loads are gravity, the line load, the elastic
+  and the damping forces (-alpha M qdot and the strain-rate damping of
+  `element_damping`), its potential gravity + line load + strain energy.
 * constraint families 'ancf_point' (2 rows: r_j - r_i - point = 0, a pin; with frame i
   the ground, r_j = point) and 'ancf_slope' (1 row: (A(angle) r_x,i) x r_x,j = 0: the
   slope of node j keeps the direction of node i's slope turned by angle; with the ground
@@ -57,8 +59,8 @@ import numpy as np
 
 from ..core import families as F
 
-__all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_mass",
-           "beam_shape", "tip_state", "GAUSS_POINTS"]
+__all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_damping",
+           "element_mass", "beam_shape", "tip_state", "GAUSS_POINTS"]
 
 ANCF2D = "ancf2d"
 
@@ -90,17 +92,22 @@ def _cross(a, b):
 def _strains(e, L):
     """e (k, 4, 2) element nodal vectors (r_i, r_x,i, r_j, r_x,j), L (k,) -> at the Gauss
     points (k, g): r_x (k, g, 2), r_xx (k, g, 2), eps, kappa, |r_x|, and the shape
-    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4)."""
+    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4). e may carry more columns (k, 4, 2c),
+    e.g. the nodal vectors and their rates side by side: r_x and r_xx then have 2c
+    columns too and eps, kappa, |r_x| are those of the first two."""
     xi, _ = GAUSS_POINTS
     _, dS, ddS = shape_functions(jnp.asarray(xi, e.dtype)[None, :], L[:, None])
     Sx = dS / L[:, None, None]
     Sxx = ddS / (L * L)[:, None, None]
-    rx = jnp.einsum("kga,kac->kgc", Sx, e)
-    rxx = jnp.einsum("kga,kac->kgc", Sxx, e)
+    rx_all = jnp.einsum("kga,kac->kgc", Sx, e)
+    rxx_all = jnp.einsum("kga,kac->kgc", Sxx, e)
+    rx, rxx = rx_all[..., :2], rxx_all[..., :2]
     n2 = jnp.sum(rx * rx, -1)
     n = jnp.sqrt(n2)
     eps = 0.5 * (n2 - 1.0)
     kappa = _cross(rx, rxx) / (n2 * n)
+    if e.shape[-1] > 2:
+        return rx_all, rxx_all, eps, kappa, n, Sx, Sxx
     return rx, rxx, eps, kappa, n, Sx, Sxx
 
 
@@ -114,23 +121,60 @@ def element_energy(e, L, EA, EI):
     return L * (dens @ jnp.asarray(w, e.dtype))
 
 
-def element_forces(e, L, EA, EI):
-    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
-    `element_energy` for the arguments; checked against jax.grad in the tests)."""
-    _, w = GAUSS_POINTS
-    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(e, L)
+def _strain_gradients(rx, rxx, kappa, n):
+    """d kappa / d r_x and d kappa / d r_xx (k, g, 2) at the Gauss points."""
     n3 = n * n * n
     c = _cross(rx, rxx)
     dc_drx = jnp.stack([rxx[..., 1], -rxx[..., 0]], -1)        # d(rx x rxx)/d rx
     perp = jnp.stack([-rx[..., 1], rx[..., 0]], -1)            # d(rx x rxx)/d rxx
     dk_drx = dc_drx / n3[..., None] - (3.0 * c / (n3 * n * n))[..., None] * rx
-    dk_drxx = perp / n3[..., None]
-    # integrand of dU/de at each Gauss point: (k, g, 4, 2)
-    g_rx = (EA[:, None] * eps)[..., None] * rx + (EI[:, None] * kappa)[..., None] * dk_drx
-    g_rxx = (EI[:, None] * kappa)[..., None] * dk_drxx
-    ww = jnp.asarray(w, e.dtype)
+    return dk_drx, perp / n3[..., None]
+
+
+def _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, N, Mb, dtype):
+    """-integral (N d eps/de + Mb d kappa/de) dx (k, 4, 2): the generalised force of an
+    axial force N (k, g) (N) and a bending moment Mb (k, g) (N m) at the Gauss points."""
+    _, w = GAUSS_POINTS
+    g_rx = N[..., None] * rx + Mb[..., None] * dk_drx
+    g_rxx = Mb[..., None] * dk_drxx
+    ww = jnp.asarray(w, dtype)
     dU = jnp.einsum("g,kga,kgc->kac", ww, Sx, g_rx) + jnp.einsum("g,kga,kgc->kac", ww, Sxx, g_rxx)
     return -L[:, None, None] * dU
+
+
+def element_forces(e, L, EA, EI, ed=None, beta=None):
+    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
+    `element_energy` for the arguments; checked against jax.grad in the tests). With the
+    nodal rates ed (k, 4, 2) and beta (k,) s: plus the damping forces of
+    `element_damping` (one pass: the axial force EA (eps + beta eps_dot) and the moment
+    EI (kappa + beta kappa_dot) at the Gauss points)."""
+    both = e if ed is None else jnp.concatenate([e, ed], -1)  # one pass for q and qdot
+    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(both, L)
+    if ed is not None:
+        rx, rxd, rxx, rxxd = rx[..., :2], rx[..., 2:], rxx[..., :2], rxx[..., 2:]
+    dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
+    if ed is not None:
+        b = beta[:, None]
+        eps = eps + b * jnp.sum(rx * rxd, -1)
+        kappa = kappa + b * (jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1))
+    return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, EA[:, None] * eps,
+                           EI[:, None] * kappa, e.dtype)
+
+
+def element_damping(e, ed, L, EA, EI, beta):
+    """Stiffness-proportional (Kelvin-Voigt) damping forces (k, 4, 2) of k elements in the
+    strain-rate form: the viscous axial force beta EA eps_dot (N) and moment beta EI
+    kappa_dot (N m) do the work of `element_forces`' stresses,
+
+        Q_d = -beta integral (EA eps_dot d eps/de + EI kappa_dot d kappa/de) dx,
+
+    eps_dot = r_x . r_x_dot, kappa_dot = dkappa/dr_x . r_x_dot + dkappa/dr_xx . r_xx_dot;
+    e, ed (k, 4, 2) nodal vectors and their rates (m, 1; m/s, 1/s), L, EA, EI as
+    `element_energy`, beta (k,) s. Objective (a rigid motion has eps_dot = kappa_dot = 0:
+    no force), and about the undeformed straight state Q_d = -beta K ed, K the tangent
+    stiffness, i.e. the stiffness part of Rayleigh damping. Dissipates ed . Q_d =
+    -beta integral (EA eps_dot^2 + EI kappa_dot^2) dx <= 0."""
+    return element_forces(e, L, EA, EI, ed, beta) - element_forces(e, L, EA, EI)
 
 
 def element_mass(L, rhoA):
@@ -143,6 +187,18 @@ def element_mass(L, rhoA):
     H = jnp.einsum("g,kga,kgb->kab", jnp.asarray(w, L.dtype), S, S)
     M = jnp.einsum("kab,cd->kacbd", H, jnp.eye(2, dtype=L.dtype)).reshape(-1, 8, 8)
     return (rhoA * L)[:, None, None] * M
+
+
+# integral_0^1 S_a S_b dxi of the shape functions with the slope ones (S2, S4) divided by L
+_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[np.asarray(shape_functions(GAUSS_POINTS[0], 1.0)[0])] * 2)
+
+
+def _unit_mass_apply(L, ed):
+    """M_e ed / (rho A) (k, 4, 2) for elements of length L (k,) and nodal rates ed (k, 4, 2):
+    L D H1 D ed, D = diag(1, L, 1, L) (the slope shape functions scale with L); the same
+    as `element_mass` (tested there) without forming the (k, 8, 8) matrices."""
+    d = jnp.stack([jnp.ones_like(L), L, jnp.ones_like(L), L], -1)[..., None]  # (k, 4, 1)
+    return L[:, None, None] * d * jnp.matmul(jnp.asarray(_H1, ed.dtype), d * ed)
 
 
 def _elements(p, X):
@@ -244,11 +300,14 @@ class Ancf2DNode(F.NodeFamily):
 class Ancf2DBeam(F.BodyFamily):
     """The elements of planar ANCF beams, stored on their first node (see the module
     docstring): rho (k,) kg/m^3, area (k,) m^2, E (k,) Pa, I (k,) m^4, length (k,) m
-    (0: no element starts here)."""
+    (0: no element starts here); Rayleigh damping alpha (k,) 1/s (mass-proportional) and
+    beta (k,) s (stiffness-proportional, strain-rate form: `element_damping`); line_load
+    (k, 2) N/m, a dead load per unit undeformed length in fixed global axes, uniform
+    over the element."""
 
     name = "ancf2d_beam"
     node = "ancf2d_node"
-    fields = ("rho", "area", "E", "I", "length")
+    fields = ("rho", "area", "E", "I", "length", "alpha", "beta", "line_load")
     coupled = True
 
     def _mass_dense(self, p, k, dtype):
@@ -275,18 +334,24 @@ class Ancf2DBeam(F.BodyFamily):
         return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(4 * k, dtype=D.dtype))}
 
     def loads(self, p, X, V, g):
-        """Gravity (consistent: rho A L integral S dxi g) and the elastic forces; the
-        potential per instance: gravity of its coordinates + the strain energy of the
-        element that starts at it. No velocity terms (constant mass)."""
+        """Gravity and the line load (consistent: integral S^T (rho A g + line_load) dx,
+        exact: S is cubic), the elastic forces and the Rayleigh damping forces
+        -alpha M_e ed + `element_damping` (beta); the potential per instance: that of
+        gravity and the line load on its coordinates + the strain energy of the element
+        that starts at it (damping has none). No velocity terms (constant mass)."""
         k = X.shape[0]
         mask, Ls, e = _elements(p, X)
+        ed = jnp.concatenate([V[:-1], V[1:]], -1).reshape(k - 1, 4, 2)
         rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
         EA = p["E"][: k - 1] * p["area"][: k - 1]
         EI = p["E"][: k - 1] * p["I"][: k - 1]
         wts = jnp.stack([0.5 * jnp.ones_like(Ls), Ls / 12, 0.5 * jnp.ones_like(Ls), -Ls / 12], -1)
-        Qg_e = ((rhoA * Ls)[:, None, None] * wts[..., None] * g[None, None, :]).reshape(-1, 8)
+        f = rhoA[:, None] * g[None, :] + jnp.where(mask[:, None], p["line_load"][: k - 1], 0.0)
+        Qg_e = (Ls[:, None, None] * wts[..., None] * f[:, None, :]).reshape(-1, 8)
         Qg = _scatter_elements(Qg_e, k)
-        Qe = jnp.where(mask[:, None], element_forces(e, Ls, EA, EI).reshape(-1, 8), 0.0)
+        Qd_mass = -(p["alpha"][: k - 1] * rhoA)[:, None] * _unit_mass_apply(Ls, ed).reshape(-1, 8)
+        Qe = element_forces(e, Ls, EA, EI, ed, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
+        Qe = jnp.where(mask[:, None], Qe, 0.0)
         U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
         pot = -jnp.sum(Qg * X, -1) + jnp.concatenate([U, jnp.zeros((1,), X.dtype)])
         return Qg + _scatter_elements(Qe, k), pot

@@ -3,7 +3,8 @@
 `add_beam` meshes a straight beam into nodes '<beam>.n0' .. '<beam>.n<elements>' of the
 node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); the
 section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
-'.E', '.I', '.length' (the element from node k to node k + 1). `add_node_pin`,
+'.E', '.I', '.length' (the element from node k to node k + 1), its Rayleigh damping
+'.alpha', '.beta' and its distributed load '.line_load' (`add_beam_line_load`). `add_node_pin`,
 `add_node_weld` and `add_node_load` attach nodes to the ground or to other beam nodes
 and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
 material point xi of an element, to a rigid body, a particle or the ground (constraint
@@ -19,6 +20,7 @@ from ..builder import GROUND, recorded
 __all__ = ["BeamBuilder", "SECTION_KEYS"]
 
 SECTION_KEYS = ("E", "rho", "A", "I")
+DAMPING_KEYS = ("alpha", "beta")  # optional section keys, default 0
 
 
 class BeamBuilder:
@@ -39,7 +41,12 @@ class BeamBuilder:
           elements: number of elements n (>= 1); the beam gets n + 1 nodes.
           section: dict with E (Pa, Young's modulus), rho (kg/m^3), A (m^2, area) and
             I (m^4, second moment of area about the bending axis): EA (N) is the axial,
-            EI (N m^2) the bending stiffness, rho A (kg/m) the mass per length.
+            EI (N m^2) the bending stiffness, rho A (kg/m) the mass per length; optional
+            Rayleigh damping alpha (1/s, mass-proportional: -alpha M qdot) and beta (s,
+            stiffness-proportional, strain-rate form: viscous axial force beta EA
+            eps_dot and moment beta EI kappa_dot), default 0. A mode of frequency omega
+            then has the damping ratio zeta = alpha / (2 omega) + beta omega / 2. Params
+            leaves '<name>.n<k>.alpha', '.beta'.
         Returns the node names (f'{name}.n0', ..., f'{name}.n{n}'), node 0 at `start`.
         The initial state is the undeformed, resting beam (slopes = the unit direction).
         """
@@ -53,11 +60,16 @@ class BeamBuilder:
             raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
                              f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
         missing = [k for k in SECTION_KEYS if k not in section]
-        extra = [k for k in section if k not in SECTION_KEYS]
+        extra = [k for k in section if k not in SECTION_KEYS + DAMPING_KEYS]
         if missing or extra:
-            raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS}; "
-                             f"missing {missing}, unknown {extra}")
+            raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS} (and "
+                             f"optionally {DAMPING_KEYS}); missing {missing}, unknown {extra}")
         sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
+        for k in DAMPING_KEYS:
+            v = B.finite(section.get(k, 0.0), f"{owner}: section[{k!r}]")
+            if v < 0:
+                raise ValueError(f"{owner}: section[{k!r}] must be >= 0 (a damping coefficient), got {v}")
+            sec[k] = v
         length = float(np.linalg.norm(b - a))
         if not length > 0:
             raise ValueError(f"{owner}: start and end coincide; give a beam of positive length")
@@ -67,7 +79,8 @@ class BeamBuilder:
         for nd in nodes:
             self._names.add(nd)
         q = [np.r_[a + (b - a) * k / n, d] for k in range(n + 1)]
-        self._beams[name] = dict(nodes=nodes, q=q, section=sec, length=length / n)
+        self._beams[name] = dict(nodes=nodes, q=q, section=sec, length=length / n,
+                                 line_load=np.zeros((n + 1, 2)))
         for k, nd in enumerate(nodes):
             self._beam_node[nd] = (name, k)
         return nodes
@@ -190,6 +203,22 @@ class BeamBuilder:
                                      force=B.vector(force, 2, f"{owner}: force")))
         return name
 
+    @recorded
+    def add_beam_line_load(self, name, beam, load) -> str:
+        """A dead distributed load `load` (2,) N per metre of undeformed length, global axes
+        (fixed direction, not following the beam), uniform over every element of `beam`;
+        its generalised forces are integral S^T load dx per element. It adds to the beam's
+        Params leaves '<beam>.n<k>.line_load' (k, 2) (several such loads sum there)."""
+        self._new_name(name, "force")
+        owner = f"line load {name!r}"
+        if beam not in self._beams:
+            known = ", ".join(self._beams) or "none (add one with add_beam)"
+            raise ValueError(f"{owner}: unknown beam {beam!r}; beams: {known}")
+        d = self._beams[beam]
+        d["line_load"] = d["line_load"] + B.vector(load, 2, f"{owner}: load")[None, :]
+        d["line_load"][-1] = 0.0  # the last node starts no element
+        return name
+
     # ---------------------------------------------------------------- build hooks
     def _beam_nodes(self):
         out = []
@@ -201,7 +230,9 @@ class BeamBuilder:
                 out.append(dict(name=nd, node="ancf2d_node", body="ancf2d_beam", q=d["q"][k],
                                 v=np.zeros(4),
                                 params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
-                                            length=0.0 if last else d["length"])))
+                                            length=0.0 if last else d["length"],
+                                            alpha=s["alpha"], beta=s["beta"],
+                                            line_load=d["line_load"][k])))
         return out
 
     def _beam_forces(self):

@@ -74,6 +74,10 @@ FIELD_SAMPLERS = {
     "axis_i": lambda r, d: _unit(r, d),
     "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
     "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
+    "line_load": lambda r, d: r.normal(size=(K, 2)),
+    # Rayleigh damping off here: the body test checks that velocity terms do no work;
+    # the damping forces are tested in tests/test_flexible_damping_loads.py
+    "alpha": lambda r, d: np.zeros(K), "beta": lambda r, d: np.zeros(K),
     "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
     "forcerange": lambda r, d: np.array([[-100.0, 100.0], [-100.0, 100.0], [-0.1, 0.2],
                                          [-0.2, 0.1]])[:K],
