@@ -389,6 +389,27 @@ def main(argv=None):
         batch = min(a.batch, P.get("batch", BATCH))
         Q, V, s_asm = perturbed_states(P, batch)
         rows = []
+        old = res["problems"].get(key) if a.merge else None
+
+        def store(rows, key=key, P=P, batch=batch, old=old, t_p=t_p, s_asm=s_asm):
+            """The problem's entry from the rows so far (merged with `old`), written to the
+            JSON after every row (a cut-off run keeps what it did)."""
+            spent = 0.0
+            if old is not None:
+                rows = merge_rows(old["rows"], rows)
+                batch = old["batch"]  # (the problem's batch; rows run with another show theirs)
+                spent = old.get("seconds", 0.0)
+            res["problems"][key] = dict(name=P["name"], dt=P["dt"], ref=P["ref"], rows=rows, batch=batch,
+                                        steps=int(round(P["T"] / P["dt"])), assembly_failed=int(np.sum(s_asm != 0)),
+                                        perturb=list(P.get("perturb", (1e-2, 5e-2))),
+                                        load=f"{os.getloadavg()[0]:.1f}", seconds=spent + time.perf_counter() - t_p)
+            if old is not None and old.get("note"):
+                res["problems"][key]["note"] = old["note"]
+            set_notes(res, a.note)
+            os.makedirs(os.path.dirname(a.json), exist_ok=True)
+            with open(a.json, "w") as fh:
+                json.dump(res, fh, indent=1)
+
         for s, iname, integ, stab in combos(a.solvers.split(","), a.integrators.split(","), P.get("linear", "lu"),
                                             a.rattle_solvers.split(",")):
             r = run_one(P, s, integ, stab, Q, V)
@@ -397,23 +418,9 @@ def main(argv=None):
             print(f"[{key}] {s:22s} {iname:34s} err {r['error']:.1e}  Phi {r['constraint_drift']:.1e}  "
                   f"E {r['energy_drift']:.1e}  {r['us_per_step']:.3g} us/step  fail {100 * r['failure_rate']:.1f} %  "
                   f"{r['status']}  (compile {r['compile_s']:.1f} s, run {r['run_s']:.1f} s)", flush=True)
-        old = res["problems"].get(key) if a.merge else None
-        spent = 0.0
-        if old is not None:
-            rows = merge_rows(old["rows"], rows)
-            batch = old["batch"]  # (the problem's batch; rows run with another show theirs)
-            spent = old.get("seconds", 0.0)
-        res["problems"][key] = dict(name=P["name"], dt=P["dt"], ref=P["ref"], rows=rows, batch=batch,
-                                    steps=int(round(P["T"] / P["dt"])), assembly_failed=int(np.sum(s_asm != 0)),
-                                    perturb=list(P.get("perturb", (1e-2, 5e-2))), load=f"{os.getloadavg()[0]:.1f}",
-                                    seconds=spent + time.perf_counter() - t_p)
-        if old is not None and old.get("note"):
-            res["problems"][key]["note"] = old["note"]
-        set_notes(res, a.note)
+            store(rows)
+        store(rows)
         print(f"[{key}] {time.perf_counter() - t_p:.0f} s", flush=True)
-        os.makedirs(os.path.dirname(a.json), exist_ok=True)
-        with open(a.json, "w") as fh:  # after every problem (a cut-off run keeps what it did)
-            json.dump(res, fh, indent=1)
     res["total_s"] = time.perf_counter() - t_start
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as fh:
