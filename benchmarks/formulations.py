@@ -3,6 +3,8 @@
     python benchmarks/formulations.py                       # every problem, table + JSON
     python benchmarks/formulations.py --problems andrews,chain --write
     python benchmarks/formulations.py --no-run --write      # re-render from the JSON
+    python benchmarks/formulations.py --problems bricard --solvers nullspace --integrators rk4 --merge --write
+                                          # rerun some rows only, the problem's others kept
 
 Every row is one compiled program: `jax.jit(jax.vmap(...))` of the fixed-step loop of
 benchmarks/fixed_steps.py (the physics step `jaxmbs.simulate` runs, `jaxmbs.dynamics.step`,
@@ -197,6 +199,28 @@ def combos(solvers, integrators, linear="lu", rattle_solvers=RATTLE_SOLVERS):
         yield "schur", f"HHT-alpha (alpha 0.1{lin})", mb.HHTAlpha(alpha=0.1, linear=linear), mb.NoStabilization()
 
 
+def set_notes(res, notes):
+    """Apply --note KEY=TEXT arguments to the results dict (KEY '_': the section's note)."""
+    for item in notes:
+        key, _, text = item.partition("=")
+        target = res if key == "_" else res["problems"].get(key)
+        if target is None:
+            continue
+        if text:
+            target["note"] = text
+        else:
+            target.pop("note", None)
+
+
+def merge_rows(old, new):
+    """The rows of an earlier run (list of dicts with 'solver' and 'integrator') with those
+    of `new` replacing the ones with the same pair; rows not in `old` are appended."""
+    key = lambda r: (r["solver"], r["integrator"])  # noqa: E731
+    fresh = {key(r): r for r in new}
+    out = [fresh.pop(key(r), r) for r in old]
+    return out + [r for r in new if key(r) in fresh]
+
+
 def perturbed_states(P, batch, seed=0):
     """Member 0: the nominal state; the others perturbed and re-assembled: positions moved
     by U(-a, a) along every velocity coordinate, velocities by U(-b, b) (1 + max |v0|),
@@ -279,7 +303,8 @@ def markdown(res):
               "| formulation | integrator | error at T | constraint drift | energy drift | us/step | failure rate | status |",
               "|---|---|---|---|---|---|---|---|"]
         for r in p["rows"]:
-            L.append(f"| {r['solver']} | {r['integrator']} | {r['error']:.1e} | {r['constraint_drift']:.1e} | "
+            batch = f" (batch {r['batch']})" if r.get("batch", p["batch"]) != p["batch"] else ""
+            L.append(f"| {r['solver']} | {r['integrator']}{batch} | {r['error']:.1e} | {r['constraint_drift']:.1e} | "
                      f"{r['energy_drift']:.1e} | {r['us_per_step']:.3g} | {100 * r['failure_rate']:.1f} % | "
                      f"{r['status']} |")
         if p.get("note"):
@@ -329,12 +354,22 @@ def main(argv=None):
     ap.add_argument("--integrators", default=",".join(INTEGRATORS), help="rk4, rattle, ga, hht")
     ap.add_argument("--batch", type=int, default=BATCH, help="batch size (at most; a problem may use fewer)")
     ap.add_argument("--json", default=os.path.join(ROOT, "benchmarks", "results", "formulations.json"))
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of an earlier run of the same problems that this run does not "
+                         "redo (matched by formulation and integrator; the new rows replace the old)")
+    ap.add_argument("--note", action="append", default=[], metavar="KEY=TEXT",
+                    help="set the note printed under problem KEY's table ('_': under the section; "
+                         "empty TEXT removes it); stored in the JSON")
     ap.add_argument("--no-run", action="store_true",
                     help="render the section from the JSON of an earlier run (with --write)")
     a = ap.parse_args(argv)
     if a.no_run:
         with open(a.json) as fh:
             res = json.load(fh)
+        if a.note:
+            set_notes(res, a.note)
+            with open(a.json, "w") as fh:
+                json.dump(res, fh, indent=1)
         md = markdown(res)
         print(md)
         if a.write:
@@ -354,6 +389,27 @@ def main(argv=None):
         batch = min(a.batch, P.get("batch", BATCH))
         Q, V, s_asm = perturbed_states(P, batch)
         rows = []
+        old = res["problems"].get(key) if a.merge else None
+
+        def store(rows, key=key, P=P, batch=batch, old=old, t_p=t_p, s_asm=s_asm):
+            """The problem's entry from the rows so far (merged with `old`), written to the
+            JSON after every row (a cut-off run keeps what it did)."""
+            spent = 0.0
+            if old is not None:
+                rows = merge_rows(old["rows"], rows)
+                batch = old["batch"]  # (the problem's batch; rows run with another show theirs)
+                spent = old.get("seconds", 0.0)
+            res["problems"][key] = dict(name=P["name"], dt=P["dt"], ref=P["ref"], rows=rows, batch=batch,
+                                        steps=int(round(P["T"] / P["dt"])), assembly_failed=int(np.sum(s_asm != 0)),
+                                        perturb=list(P.get("perturb", (1e-2, 5e-2))),
+                                        load=f"{os.getloadavg()[0]:.1f}", seconds=spent + time.perf_counter() - t_p)
+            if old is not None and old.get("note"):
+                res["problems"][key]["note"] = old["note"]
+            set_notes(res, a.note)
+            os.makedirs(os.path.dirname(a.json), exist_ok=True)
+            with open(a.json, "w") as fh:
+                json.dump(res, fh, indent=1)
+
         for s, iname, integ, stab in combos(a.solvers.split(","), a.integrators.split(","), P.get("linear", "lu"),
                                             a.rattle_solvers.split(",")):
             r = run_one(P, s, integ, stab, Q, V)
@@ -362,14 +418,9 @@ def main(argv=None):
             print(f"[{key}] {s:22s} {iname:34s} err {r['error']:.1e}  Phi {r['constraint_drift']:.1e}  "
                   f"E {r['energy_drift']:.1e}  {r['us_per_step']:.3g} us/step  fail {100 * r['failure_rate']:.1f} %  "
                   f"{r['status']}  (compile {r['compile_s']:.1f} s, run {r['run_s']:.1f} s)", flush=True)
-        res["problems"][key] = dict(name=P["name"], dt=P["dt"], ref=P["ref"], rows=rows, batch=batch,
-                                    steps=int(round(P["T"] / P["dt"])), assembly_failed=int(np.sum(s_asm != 0)),
-                                    perturb=list(P.get("perturb", (1e-2, 5e-2))), load=f"{os.getloadavg()[0]:.1f}",
-                                    seconds=time.perf_counter() - t_p)
+            store(rows)
+        store(rows)
         print(f"[{key}] {time.perf_counter() - t_p:.0f} s", flush=True)
-        os.makedirs(os.path.dirname(a.json), exist_ok=True)
-        with open(a.json, "w") as fh:  # after every problem (a cut-off run keeps what it did)
-            json.dump(res, fh, indent=1)
     res["total_s"] = time.perf_counter() - t_start
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as fh:

@@ -50,7 +50,7 @@ import numpy as np
 from . import status as st
 from ._tree import static_class
 from .banded import SparseJacobian
-from .saddle import CholeskyFactor, augmented_mass
+from .saddle import CholeskyFactor, augmented_mass, schur_tol
 
 __all__ = ["NullSpace", "CoordinatePartitioning", "UdwadiaKalaba", "AugmentedLagrangian",
            "BoundPartition", "FORMULATIONS", "kkt_residual"]
@@ -64,11 +64,38 @@ def _status(bad):
     return jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
 
 
-def _rank_tol(rtol, dtype, shape):
-    """Relative singular-value cutoff: rtol, or max(m, n) eps (NumPy's matrix_rank rule)."""
+def _rank_tol(rtol, dtype):
+    """Singular-value cutoff of a row-normalised Jacobian (each row scaled to unit length):
+    rtol, or by default sqrt(schur_tol(dtype)) = eps^(1/4) (1.2e-4 in float64, 1.9e-2 in
+    float32), the dependency test of `jaxmbs.saddle.SchurCholesky` on the same scale.
+
+    SchurCholesky drops a row whose pivot, relative to its diagonal entry, is below
+    schur_tol: the squared sine of the row's angle to the rows before it. For rows of
+    unit length a row at sine s to the span of the others gives a singular value <= s,
+    so the cutoff on the sine, sqrt(schur_tol), is the one on the singular values.
+
+    The former default, max(m, n) eps relative to the largest singular value, is a
+    round-off cutoff: it holds exactly on the constraint manifold (Bricard's redundant
+    singular value is ~1e-17 there) but not at the off-manifold states an integrator
+    evaluates between projections, where Phi = O(dt^2) lifts the redundant singular
+    value to ~|Phi| (measured on Bricard: 1e-9 to 6e-8 at RK4's stages for dt = 1e-3),
+    so a spurious row was kept, inverted by its tiny singular value, and locked the
+    mechanism (P3 off by 0.85 m after 1 s, Newton not converged)."""
     if rtol is not None:
-        return rtol
-    return max(shape) * float(jnp.finfo(dtype).eps)
+        return float(rtol)
+    return float(np.sqrt(schur_tol(dtype)))
+
+
+def _normalized_svd(B, rtol, full_matrices):
+    """SVD of the row-normalised B (m, k): B = D^-1 Bn, Bn = D B, D = diag(1 / |B_j|) (1 for
+    a zero row). Returns (d (m,), U, s, Vt, keep, sinv): the factors of
+    `jnp.linalg.svd(Bn)`, keep = s > `_rank_tol` (rank decision), sinv = 1/s kept, else 0."""
+    norms = jnp.sqrt(jnp.sum(B * B, axis=1))
+    d = 1.0 / jnp.where(norms > 0, norms, 1.0)
+    U, s, Vt = jnp.linalg.svd(d[:, None] * B, full_matrices=full_matrices)
+    keep = s > _rank_tol(rtol, s.dtype)
+    sinv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
+    return d, U, s, Vt, keep, sinv
 
 
 def _implicit(fsolve, M, jac, Q, gamma):
@@ -136,18 +163,17 @@ def _maggi(M, N, xp, Q, free=None):
 
 def _nullspace_solve(M, jac, Q, gamma, rtol, multipliers):
     m, n = jac.shape
-    U, s, Vt = jnp.linalg.svd(jac, full_matrices=True)  # U (m, m), s (k,), Vt (n, n)
+    # jac = D^-1 U S V^T (rows normalised: the rank decision of `_rank_tol`)
+    d, U, s, Vt, keep, sinv = _normalized_svd(jac, rtol, True)  # U (m, m), s (k,), Vt (n, n)
     k = min(m, n)
-    keep = s > _rank_tol(rtol, s.dtype, jac.shape) * s[0]
-    sinv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
     V = Vt.T
-    xp = V[:, :k] @ (sinv * (U[:, :k].T @ gamma))  # least-squares particular solution
+    xp = V[:, :k] @ (sinv * (U[:, :k].T @ (d * gamma)))  # least-squares particular solution
     free = jnp.concatenate([~keep, jnp.ones((n - k,), bool)])
     N = V * free.astype(V.dtype)  # orthonormal basis of null(jac), masked to n columns
     qdd, bad = _maggi(M, N, xp, Q, free)
     if multipliers:
-        f = Q - M.apply(qdd)  # = jac^T lam: least-norm lam
-        lam = U[:, :k] @ (sinv * (Vt[:k] @ f))
+        f = Q - M.apply(qdd)  # = jac^T lam = (D jac)^T (D^-1 lam): least-norm D^-1 lam
+        lam = d * (U[:, :k] @ (sinv * (Vt[:k] @ f)))
     else:
         lam = jnp.zeros((m,), Q.dtype)
     return qdd, lam, _status(bad | ~jnp.all(jnp.isfinite(qdd)))
@@ -157,16 +183,20 @@ def _nullspace_solve(M, jac, Q, gamma, rtol, multipliers):
 class NullSpace:
     """Maggi's equations with an orthonormal null-space basis (SVD of jac).
 
-    jac = U S V^T; the columns of V with singular values above rtol * s_max span the
-    constrained directions (particular solution qdd_p = V S^+ U^T gamma, least squares),
-    the others an orthonormal basis N of null(jac); z solves N^T M N z = N^T (Q - M qdd_p)
-    by Cholesky and qdd = qdd_p + N z. Multipliers (multipliers=True; False returns zeros
-    and saves a product) are the least-norm solution of jac^T lam = Q - M qdd.
+    D jac = U S V^T with D = diag(1 / |jac_j|) (rows scaled to unit length); the columns
+    of V with singular values above rtol span the constrained directions (particular
+    solution qdd_p = V S^+ U^T D gamma, least squares in the scaled rows), the others an
+    orthonormal basis N of null(jac); z solves N^T M N z = N^T (Q - M qdd_p) by Cholesky
+    and qdd = qdd_p + N z. Multipliers (multipliers=True; False returns zeros and saves a
+    product) solve jac^T lam = Q - M qdd with D^-1 lam of least norm (with redundant rows
+    lam is not unique; jac^T lam is).
 
     Redundant rows and singular configurations reduce the rank: their directions join
     the null space and gamma is met in the least-squares sense (no SINGULAR status).
-    rtol: relative singular-value cutoff (default max(m, n) eps). Cost: one dense SVD of
-    jac (m x n) and an n x n Cholesky per solve.
+    rtol: cutoff on the singular values of the row-normalised jac (dimensionless: the
+    sine of a row's angle to the others), default eps^(1/4) (1.2e-4 in float64), the
+    dependency test of SchurCholesky (`_rank_tol`). Cost: one dense SVD of jac (m x n)
+    and an n x n Cholesky per solve.
     """
 
     rtol: float | None = None
@@ -342,12 +372,12 @@ def _uk_solve(M, jac, Q, gamma, rtol):
     tri = jax.scipy.linalg.solve_triangular
     a = tri(L.T, tri(L, Q, lower=True), lower=False)  # M^-1 Q
     B = tri(L, jac.T, lower=True).T  # jac L^-T (m, n)
-    U, s, Vt = jnp.linalg.svd(B, full_matrices=False)  # U (m, k), s (k,), Vt (k, n)
-    keep = s > _rank_tol(rtol, s.dtype, B.shape) * s[0]
-    sinv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
-    y = Vt.T @ (sinv * (U.T @ (gamma - jac @ a)))  # (jac L^-T)^+ (gamma - jac a)
+    # B = D^-1 U S V^T, rows normalised (`_rank_tol`: the Schur solver's test, same metric)
+    d, U, s, Vt, keep, sinv = _normalized_svd(B, rtol, False)  # U (m, k), s (k,), Vt (k, n)
+    y = Vt.T @ (sinv * (U.T @ (d * (gamma - jac @ a))))  # (jac L^-T)^+ (gamma - jac a)
     qdd = a + tri(L.T, y, lower=False)
-    lam = -(U @ (sinv * (Vt @ y)))  # jac^T lam = -M (qdd - a) = -L y, least norm
+    # jac^T lam = -M (qdd - a) = -L y, i.e. B^T lam = -y: least-norm D^-1 lam
+    lam = -d * (U @ (sinv * (Vt @ y)))
     bad = ~jnp.all(jnp.isfinite(L)) | ~jnp.all(jnp.isfinite(qdd))
     return qdd, lam, _status(bad)
 
@@ -359,12 +389,14 @@ class UdwadiaKalaba:
     constraint.
 
     M^1/2 is the Cholesky factor L (M = L L^T; any factor gives the same qdd), the
-    pseudo-inverse comes from the SVD of jac L^-T with singular values below
-    rtol * s_max (default max(m, n) eps) dropped, so redundant constraints and singular
-    configurations need no special treatment and never give a SINGULAR status (at a
-    singular configuration gamma is met in the least-squares sense). Multipliers:
-    the least-norm solution of jac^T lam = -M (qdd - a). Cost: an n x n Cholesky and an
-    m x n SVD per solve.
+    pseudo-inverse comes from the SVD of D jac L^-T (D = diag(1 / |(jac L^-T)_j|): rows of
+    unit length in the M^-1 metric, that of SchurCholesky's pivots) with singular values
+    below rtol (default eps^(1/4), 1.2e-4 in float64: SchurCholesky's dependency test,
+    see `_rank_tol`) dropped, so redundant constraints and singular configurations need
+    no special treatment and never give a SINGULAR status (at a singular configuration
+    gamma is met in the least-squares sense). Multipliers: jac^T lam = -M (qdd - a) with
+    D^-1 lam of least norm (with redundant rows lam is not unique; jac^T lam is). Cost:
+    an n x n Cholesky and an m x n SVD per solve.
     """
 
     rtol: float | None = None
