@@ -634,7 +634,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         scalar (`jaxmbs.elementwise_vmap`: structural zeros folded away; refused above
         `jaxmbs.elementwise.MAX_OPS` operations), larger ones and banded chains keep their
         arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
-        with the number of bodies); batches above EW_TILE members run tile by tile.
+        with the number of bodies); batches above EW_TILE_SCALAR (scalar form) or EW_TILE
+        (array form) members run tile by tile.
         3-10x the vmap throughput on CPU (BENCHMARKS.md). Raises NotImplementedError where
         the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
@@ -952,10 +953,18 @@ def _ew_form(mech, solver) -> str:
     return "scalar"
 
 
-EW_TILE = 256  # members simulated together on the batch-minor path (the rest in turn): a
-# tile's state stays in cache over its steps. Measured per member-step, one device, RK4 +
-# Projection, float64, loaded 2-core box: chain8 (array form) 2.9 us at 128 members, 3.2 at
-# 256, 4.7 at 512, 6.9 at 2048; slider-crank (scalar form) 0.47 us at 256, 0.87 at 2048.
+EW_TILE = 256  # members simulated together on the batch-minor array form (the rest in
+# turn): a tile's state stays in cache over its steps. Measured per member-step, one device,
+# RK4 + Projection, float64, loaded 2-core box: chain8 2.9 us at 128 members, 3.2 at 256,
+# 4.7 at 512, 6.9 at 2048; again on 2026-11-27 (batch 2048, process time): 7.2 us at 256,
+# 8.1 at 1024.
+EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have several hundred
+# kernels per step: each kernel's fixed cost is paid once per tile, and at 256 members it
+# dominated. Measured 2026-11-27 (batch 2048, one device, RK4 + Projection, process time per
+# member-step, float64 / float32, loaded): double pendulum 975 / 629 ns at 256, 678 / 408 at
+# 1024, 593 / 351 untiled; slider-crank 1596 / 1204, 1251 / 770, 1248 / 747; four-bar
+# 2538 / 1744, 1616 / 1042, 1905 / 1190. (At 256 the float32 programs were hardly faster
+# than float64: the kernels' fixed cost, not their arithmetic.)
 
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
@@ -964,7 +973,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     """The batch-minor loop: the state is kept batch-last, (n, members); each step is one
     batch-minor program (`elementwise_vmap` or `minor_vmap` of one member's fixed step,
     `_ew_form`), run in a scan over the steps of a save interval, itself in a scan over
-    the intervals; batches above EW_TILE members run tile by tile (`lax.map`, the batch
+    the intervals; batches above EW_TILE_SCALAR / EW_TILE members (scalar / array form)
+    run tile by tile (`lax.map`, the batch
     padded with copies of its last member). Diagnostics at the save points come from the
     vmap path's `_diagnostics`."""
     from .experimental.elementwise import elementwise_vmap, minor_vmap
@@ -1011,7 +1021,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     # controls rows per step: (n_steps, nu) shared, or (n_steps, nu, batch)
     rows = (None if ctrl_arr is None else ctrl_arr if ctrl_arr.ndim == 2
             else jnp.moveaxis(ctrl_arr, 0, -1))
-    tile = EW_TILE if batch > EW_TILE else batch
+    limit = EW_TILE_SCALAR if vectorise is elementwise_vmap else EW_TILE
+    tile = limit if batch > limit else batch
     if tile == batch:
         status, (qs, vs, ws) = run(params, q0.T, v0.T, rows)
     else:

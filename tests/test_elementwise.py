@@ -237,9 +237,10 @@ def test_array_form_matches_vmap():
 
 @pytest.mark.parametrize("form", ["scalar", "array"])
 def test_batch_in_tiles_matches_vmap(monkeypatch, form):
-    """Batches above EW_TILE run tile by tile (padded): batched parameters and state, per
-    member controls, both forms, against vmap."""
+    """Batches above EW_TILE_SCALAR / EW_TILE (scalar / array form) run tile by tile
+    (padded): batched parameters and state, per member controls, both forms, against vmap."""
     monkeypatch.setattr(S, "EW_TILE", 4)
+    monkeypatch.setattr(S, "EW_TILE_SCALAR", 4)
     jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
     m = mb.Model(gravity=(0.0, -9.81))
     m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))

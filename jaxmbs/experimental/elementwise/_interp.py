@@ -146,11 +146,19 @@ class _Ctx:
         return e
 
     def sincos(self, x):
-        """(sin x, cos x) of a float64 batch vector, computed once per vector (see _sincos)."""
+        """(sin x, cos x) of a batch vector, computed once per vector: float64 through
+        `_sincos`, other dtypes through lax.sin / lax.cos. (Once per vector: the family
+        core evaluates a body's rotation in every joint and force that uses it; float32
+        programs held 42 sines instead of 12 (double pendulum), each fused into its
+        consumer, and ran 3.6x slower than before the family core.)"""
         hit = self._sincos.get(id(x))
         if hit is None or hit[0] is not x:
-            self.emitted += 40
-            hit = (x, *_sincos(x))
+            if x.dtype == np.float64:
+                self.emitted += 40
+                hit = (x, *_sincos(x))
+            else:
+                self.emitted += 2
+                hit = (x, lax.sin(x), lax.cos(x))
             self._sincos[id(x)] = hit
         return hit[1], hit[2]
 
@@ -219,7 +227,8 @@ def _fold(ctx, prim, elems, params, out_dtype):
     elif name in ("convert_element_type",):
         if not _known(elems[0]) and elems[0].dtype == out_dtype:
             return elems[0]
-    elif name in ("sin", "cos") and out_dtype == np.float64 and (params or {}).get("accuracy") is None:
+    elif name in ("sin", "cos") and not _known(elems[0]) and jnp.ndim(elems[0]) == 1 and (
+            params or {}).get("accuracy") is None:
         s, c = ctx.sincos(elems[0])
         return s if name == "sin" else c
     elif name == "stop_gradient":
@@ -776,6 +785,14 @@ _NO_BARRIER = {"broadcast_in_dim", "reshape", "squeeze", "slice", "convert_eleme
                "optimization_barrier", "iota", "stop_gradient"}
 
 
+# operations that cost far more than one multiply (a cone's weight in _shared_barriers):
+# an unfenced float32 sine with 3 consumers was computed 3 times (float64's sin / cos are
+# a ~40-operation polynomial, whose cone already weighs that much)
+_OP_COST = {"sin": 16, "cos": 16, "tan": 24, "asin": 24, "acos": 24, "atan": 24, "atan2": 24,
+            "exp": 16, "exp2": 16, "log": 16, "log1p": 16, "expm1": 16, "tanh": 16, "logistic": 16,
+            "sinh": 16, "cosh": 16, "pow": 32, "erf": 16, "erfc": 16, "cbrt": 16}
+
+
 def _fence(pred, vals):
     """vals unchanged, through a `lax.cond` whose branches both return them (one through an
     optimisation barrier, one times 1): XLA does not fuse across a conditional, so each
@@ -857,7 +874,7 @@ def _shared_barriers(fn, args, probe=None):
         for v, o in zip(eqn.outvars, outs):
             env[v] = o
         name = eqn.primitive.name
-        c = min((0 if name in _NO_BARRIER else 1)
+        c = min((0 if name in _NO_BARRIER else _OP_COST.get(name, 1))
                 + sum(cone.get(v, 0) for v in eqn.invars if not J.is_literal(v)), 1 << 30)
         for v in eqn.outvars:
             cone[v] = c
