@@ -685,9 +685,35 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     if vectorize == "elementwise" and why:
         raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
                          "use vectorize='vmap'")
+    if mesh is not None:
+        params, q0, v0, ctrl_arr = _on_mesh(mesh, (params, q0, v0, ctrl_arr),
+                                            (params_axis, state_axis, state_axis,
+                                             0 if ctrl_arr is not None and ctrl_arr.ndim == 3 else None))
     return _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span,
                                dt=dt, paxes=paxes, state_axis=state_axis, vectorize=vectorize,
                                mesh=mesh, ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
+
+
+def _on_mesh(mesh, args, axes):
+    """args (a tuple of pytrees) placed on the mesh as the sharded program reads them: leaves
+    batched on axis 0 (axes: a prefix of each argument, 0 or None) whose batch is a multiple
+    of the device count split over it, the others replicated; tracers are left alone. So a
+    NumPy argument and the sharded output of an earlier call hit ONE compiled program:
+    without this, continuing a run from its last state compiled it again (double pendulum,
+    batch 4096, 2 devices: 4.4 s)."""
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    (name,) = mesh.axis_names
+    n_dev = mesh.devices.size
+
+    def put(a, x):
+        if x is None or isinstance(x, jax.core.Tracer):
+            return x
+        split = a == 0 and jnp.ndim(x) > 0 and jnp.shape(x)[0] % n_dev == 0
+        return jax.device_put(x, NamedSharding(mesh, P(name) if split else P()))
+
+    return tuple(x if x is None else jax.tree_util.tree_map(put, _axes_tree(a, x), x, is_leaf=lambda v: v is None)
+                 for a, x in zip(axes, args))
 
 
 def batch_vectorization(mech, batch: int, *, mesh=None, **kwargs) -> str:
