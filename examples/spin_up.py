@@ -1,6 +1,7 @@
 """The spin-up beam of Simo and Vu-Quoc (1986): a flexible beam clamped to a hub whose angle
 follows a prescribed spin-up profile; the tip's transverse deflection in the hub's rotating
 frame stays bounded and returns toward zero once the hub turns at constant speed.
+
 The hub angle (rad, t in s):
 
     theta(t) = (w_s / T_s) [t^2 / 2 + (T_s / 2 pi)^2 (cos(2 pi t / T_s) - 1)],  t < T_s
