@@ -531,7 +531,8 @@ def _frame_tables(mech):
     of frame f is entry views[kind of f][e] = (offset, source entry) of frame f + offset
     in that kind's table (offset 1: the next node of the same node block, an element's
     second node), or the kind's ground pattern where the view gives None or frame
-    f + offset is not in f's block."""
+    f + offset is not in f's block. Velocity entries follow `vviews` where the kind
+    gives them (its sources' wq != wv, e.g. a spatial rigid frame), else `views`."""
     nq, nv = mech.n_coords, mech.n_vel
     kinds = [""]
     qsrc, blocks = [None], [-1]  # per frame: (node family, q start, v start); node block
@@ -559,9 +560,11 @@ def _frame_tables(mech):
                 Q[f] = [q0 + e if e >= 0 else gq[i] for i, e in enumerate(nf.frame_q)]
                 V[f] = [v0 + e if e >= 0 else nv for e in nf.frame_v]
             elif kind in fk.views:
-                for e, spec in enumerate(fk.views[kind]):
-                    g = f + spec[0] if spec is not None else -1
-                    if 0 <= g < len(kinds) and blocks[g] == blocks[f]:
-                        Q[f, e], V[f, e] = qtab[kind][g, spec[1]], vtab[kind][g, spec[1]]
+                for tab, out, specs in ((qtab, Q, fk.views[kind]),
+                                        (vtab, V, fk.vviews.get(kind, fk.views[kind]))):
+                    for e, spec in enumerate(specs):
+                        g = f + spec[0] if spec is not None else -1
+                        if 0 <= g < len(kinds) and blocks[g] == blocks[f]:
+                            out[f, e] = tab[kind][g, spec[1]]
         qtab[kname], vtab[kname] = Q, V
     return tuple(kinds), qtab, vtab

@@ -63,6 +63,9 @@ class FrameKind:
     # (the ground pattern)}; offset 1 is the next node of the same node block. No node
     # family presents such a kind directly (see jaxmbs.mechanism._frame_tables).
     views: dict = {}
+    # the same for the velocity entries where they differ from `views` (a source kind with
+    # wq != wv, e.g. a spatial rigid frame: 7 coordinates, 6 velocities); default: views
+    vviews: dict = {}
 
     def point(self, X, s):
         raise NotImplementedError

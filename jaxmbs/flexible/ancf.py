@@ -86,106 +86,127 @@ def shape_functions(xi, L):
 
 
 def _cross(a, b):
+    """Planar cross product a x b (...) of a, b (..., 2)."""
     return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
 
 
-def _strains(e, L):
-    """e (k, 4, 2) element nodal vectors (r_i, r_x,i, r_j, r_x,j), L (k,) -> at the Gauss
-    points (k, g): r_x (k, g, 2), r_xx (k, g, 2), eps, kappa, |r_x|, and the shape
-    derivatives in x: Sx (k, g, 4), Sxx (k, g, 4). e may carry more columns (k, 4, 2c),
-    e.g. the nodal vectors and their rates side by side: r_x and r_xx then have 2c
-    columns too and eps, kappa, |r_x| are those of the first two."""
+def _cross_v(a, b):
+    """a x b as a vector: (..., 1) for planar a, b (..., 2) (the z component), (..., 3) in
+    3D."""
+    if a.shape[-1] == 2:
+        return _cross(a, b)[..., None]
+    return jnp.cross(a, b)
+
+
+def _cross_T(M, a):
+    """The vector w (..., d) with w . delta = M . (delta x a) for every delta (..., d): the
+    transpose of the map delta -> delta x a applied to M ((..., 1) planar, (..., 3) 3D)."""
+    if a.shape[-1] == 2:
+        return M * jnp.stack([a[..., 1], -a[..., 0]], -1)
+    return jnp.cross(a, M)
+
+
+def _strains(e, L, d=None):
+    """e (k, 4, d) element nodal vectors (r_i, r_x,i, r_j, r_x,j), L (k,) -> at the Gauss
+    points (k, g): r_x (k, g, d), r_xx (k, g, d), eps, the curvature vector
+    kv = (r_x x r_xx) / |r_x|^3 (k, g, 1) planar (the signed curvature), (k, g, 3) in 3D,
+    |r_x|, and the shape derivatives in x: Sx (k, g, 4), Sxx (k, g, 4). e may carry more
+    columns (k, 4, c d) when the dimension d is given, e.g. the nodal vectors and their
+    rates side by side: r_x and r_xx then have c d columns too and eps, kv, |r_x| are
+    those of the first d."""
+    d = e.shape[-1] if d is None else d
     xi, _ = GAUSS_POINTS
     _, dS, ddS = shape_functions(jnp.asarray(xi, e.dtype)[None, :], L[:, None])
     Sx = dS / L[:, None, None]
     Sxx = ddS / (L * L)[:, None, None]
     rx_all = jnp.einsum("kga,kac->kgc", Sx, e)
     rxx_all = jnp.einsum("kga,kac->kgc", Sxx, e)
-    rx, rxx = rx_all[..., :2], rxx_all[..., :2]
+    rx, rxx = rx_all[..., :d], rxx_all[..., :d]
     n2 = jnp.sum(rx * rx, -1)
     n = jnp.sqrt(n2)
     eps = 0.5 * (n2 - 1.0)
-    kappa = _cross(rx, rxx) / (n2 * n)
-    if e.shape[-1] > 2:
-        return rx_all, rxx_all, eps, kappa, n, Sx, Sxx
-    return rx, rxx, eps, kappa, n, Sx, Sxx
+    kv = _cross_v(rx, rxx) / (n2 * n)[..., None]
+    return rx_all, rxx_all, eps, kv, n, Sx, Sxx
 
 
 def element_energy(e, L, EA, EI):
-    """Strain energy (J) of k elements: e (k, 4, 2) nodal vectors (r_i, r_x,i, r_j,
-    r_x,j) (m, 1, m, 1), L (k,) undeformed length (m), EA (k,) axial stiffness (N), EI (k,)
-    bending stiffness (N m^2) -> (k,)."""
+    """Strain energy (J) of k elements: e (k, 4, d) nodal vectors (r_i, r_x,i, r_j,
+    r_x,j) (m, 1, m, 1), d = 2 (planar) or 3 (spatial cable), L (k,) undeformed length (m),
+    EA (k,) axial stiffness (N), EI (k,) bending stiffness (N m^2) -> (k,). The bending
+    term uses kappa^2 = |r_x x r_xx|^2 / |r_x|^6 (no square root: smooth where the element
+    is straight)."""
     _, w = GAUSS_POINTS
-    _, _, eps, kappa, _, _, _ = _strains(e, L)
-    dens = 0.5 * EA[:, None] * eps * eps + 0.5 * EI[:, None] * kappa * kappa
+    _, _, eps, kv, _, _, _ = _strains(e, L)
+    dens = 0.5 * EA[:, None] * eps * eps + 0.5 * EI[:, None] * jnp.sum(kv * kv, -1)
     return L * (dens @ jnp.asarray(w, e.dtype))
 
 
-def _strain_gradients(rx, rxx, kappa, n):
-    """d kappa / d r_x and d kappa / d r_xx (k, g, 2) at the Gauss points."""
-    n3 = n * n * n
-    c = _cross(rx, rxx)
-    dc_drx = jnp.stack([rxx[..., 1], -rxx[..., 0]], -1)        # d(rx x rxx)/d rx
-    perp = jnp.stack([-rx[..., 1], rx[..., 0]], -1)            # d(rx x rxx)/d rxx
-    dk_drx = dc_drx / n3[..., None] - (3.0 * c / (n3 * n * n))[..., None] * rx
-    return dk_drx, perp / n3[..., None]
+def _curvature_rate(rx, rxx, kv, n, rxd, rxxd):
+    """d kv / dt (k, g, 1 or 3) for the rates rxd, rxxd of r_x, r_xx (k, g, d)."""
+    n3 = (n * n * n)[..., None]
+    return (_cross_v(rxd, rxx) + _cross_v(rx, rxxd)) / n3 \
+        - 3.0 * kv * (jnp.sum(rx * rxd, -1) / (n * n))[..., None]
 
 
-def _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, N, Mb, dtype):
-    """-integral (N d eps/de + Mb d kappa/de) dx (k, 4, 2): the generalised force of an
-    axial force N (k, g) (N) and a bending moment Mb (k, g) (N m) at the Gauss points."""
+def _work_conjugate(L, rx, rxx, kv, n, Sx, Sxx, N, Mb, dtype):
+    """-integral (N d eps/de + Mb . d kv/de) dx (k, 4, d): the generalised force of an
+    axial force N (k, g) (N) and a bending moment vector Mb (k, g, 1 or 3) (N m) at the
+    Gauss points (kv: the curvature vector, `_strains`)."""
     _, w = GAUSS_POINTS
-    g_rx = N[..., None] * rx + Mb[..., None] * dk_drx
-    g_rxx = Mb[..., None] * dk_drxx
+    n3 = (n * n * n)[..., None]
+    g_rx = N[..., None] * rx + _cross_T(Mb, rxx) / n3 \
+        - (3.0 * jnp.sum(kv * Mb, -1) / (n * n))[..., None] * rx
+    g_rxx = -_cross_T(Mb, rx) / n3
     ww = jnp.asarray(w, dtype)
     dU = jnp.einsum("g,kga,kgc->kac", ww, Sx, g_rx) + jnp.einsum("g,kga,kgc->kac", ww, Sxx, g_rxx)
     return -L[:, None, None] * dU
 
 
 def element_forces(e, L, EA, EI, ed=None, beta=None):
-    """Generalised internal (elastic) forces -dU/de (k, 4, 2) of k elements, analytic (see
+    """Generalised internal (elastic) forces -dU/de (k, 4, d) of k elements, analytic (see
     `element_energy` for the arguments; checked against jax.grad in the tests). With the
-    nodal rates ed (k, 4, 2) and beta (k,) s: plus the damping forces of
+    nodal rates ed (k, 4, d) and beta (k,) s: plus the damping forces of
     `element_damping` (one pass: the axial force EA (eps + beta eps_dot) and the moment
-    EI (kappa + beta kappa_dot) at the Gauss points)."""
+    EI (kv + beta kv_dot) at the Gauss points, kv the curvature vector)."""
+    d = e.shape[-1]
     both = e if ed is None else jnp.concatenate([e, ed], -1)  # one pass for q and qdot
-    rx, rxx, eps, kappa, n, Sx, Sxx = _strains(both, L)
-    if ed is not None:
-        rx, rxd, rxx, rxxd = rx[..., :2], rx[..., 2:], rxx[..., :2], rxx[..., 2:]
-    dk_drx, dk_drxx = _strain_gradients(rx, rxx, kappa, n)
+    rx, rxx, eps, kv, n, Sx, Sxx = _strains(both, L, d)
+    rx, rxd, rxx, rxxd = rx[..., :d], rx[..., d:], rxx[..., :d], rxx[..., d:]
+    Mb = kv
     if ed is not None:
         b = beta[:, None]
         eps = eps + b * jnp.sum(rx * rxd, -1)
-        kappa = kappa + b * (jnp.sum(dk_drx * rxd, -1) + jnp.sum(dk_drxx * rxxd, -1))
-    return _work_conjugate(L, rx, Sx, Sxx, dk_drx, dk_drxx, EA[:, None] * eps,
-                           EI[:, None] * kappa, e.dtype)
+        Mb = kv + b[..., None] * _curvature_rate(rx, rxx, kv, n, rxd, rxxd)
+    return _work_conjugate(L, rx, rxx, kv, n, Sx, Sxx, EA[:, None] * eps,
+                           EI[:, None, None] * Mb, e.dtype)
 
 
 def element_damping(e, ed, L, EA, EI, beta):
-    """Stiffness-proportional (Kelvin-Voigt) damping forces (k, 4, 2) of k elements in the
+    """Stiffness-proportional (Kelvin-Voigt) damping forces (k, 4, d) of k elements in the
     strain-rate form: the viscous axial force beta EA eps_dot (N) and moment beta EI
-    kappa_dot (N m) do the work of `element_forces`' stresses,
+    kv_dot (N m) do the work of `element_forces`' stresses,
 
-        Q_d = -beta integral (EA eps_dot d eps/de + EI kappa_dot d kappa/de) dx,
+        Q_d = -beta integral (EA eps_dot d eps/de + EI kv_dot . d kv/de) dx,
 
-    eps_dot = r_x . r_x_dot, kappa_dot = dkappa/dr_x . r_x_dot + dkappa/dr_xx . r_xx_dot;
-    e, ed (k, 4, 2) nodal vectors and their rates (m, 1; m/s, 1/s), L, EA, EI as
-    `element_energy`, beta (k,) s. Objective (a rigid motion has eps_dot = kappa_dot = 0:
-    no force), and about the undeformed straight state Q_d = -beta K ed, K the tangent
-    stiffness, i.e. the stiffness part of Rayleigh damping. Dissipates ed . Q_d =
-    -beta integral (EA eps_dot^2 + EI kappa_dot^2) dx <= 0."""
+    eps_dot = r_x . r_x_dot, kv_dot = dkv/dr_x r_x_dot + dkv/dr_xx r_xx_dot (kv = r_x x
+    r_xx / |r_x|^3 the curvature vector, a signed scalar in the plane); e, ed (k, 4, d)
+    nodal vectors and their rates (m, 1; m/s, 1/s), L, EA, EI as `element_energy`, beta
+    (k,) s. Objective (a rigid motion has eps_dot = kv_dot = 0: no force), and about the
+    undeformed straight state Q_d = -beta K ed, K the tangent stiffness, i.e. the
+    stiffness part of Rayleigh damping. Dissipates ed . Q_d = -beta integral (EA
+    eps_dot^2 + EI |kv_dot|^2) dx <= 0."""
     return element_forces(e, L, EA, EI, ed, beta) - element_forces(e, L, EA, EI)
 
 
-def element_mass(L, rhoA):
-    """Consistent mass matrices (k, 8, 8) (kg, kg m, kg m^2 entries) of k elements of
-    length L (k,) and mass per length rhoA (k,) (kg/m), in the order of the element's
-    coordinates (x_i, y_i, x_x,i, y_x,i, x_j, y_j, x_x,j, y_x,j): rho A L integral S^T S
-    dxi (x) I2, constant."""
+def element_mass(L, rhoA, d=2):
+    """Consistent mass matrices (k, 4d, 4d) (kg, kg m, kg m^2 entries) of k elements of
+    length L (k,) and mass per length rhoA (k,) (kg/m) in d = 2 or 3 dimensions, in the
+    order of the element's coordinates (r_i, r_x,i, r_j, r_x,j), each d entries: rho A L
+    integral S^T S dxi (x) I_d, constant."""
     xi, w = GAUSS_POINTS
     S, _, _ = shape_functions(jnp.asarray(xi, L.dtype)[None, :], L[:, None])  # (k, g, 4)
     H = jnp.einsum("g,kga,kgb->kab", jnp.asarray(w, L.dtype), S, S)
-    M = jnp.einsum("kab,cd->kacbd", H, jnp.eye(2, dtype=L.dtype)).reshape(-1, 8, 8)
+    M = jnp.einsum("kab,cd->kacbd", H, jnp.eye(d, dtype=L.dtype)).reshape(-1, 4 * d, 4 * d)
     return (rhoA * L)[:, None, None] * M
 
 
@@ -194,21 +215,21 @@ _H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[np.asarray(shape_functions(GAU
 
 
 def _unit_mass_apply(L, ed):
-    """M_e ed / (rho A) (k, 4, 2) for elements of length L (k,) and nodal rates ed (k, 4, 2):
+    """M_e ed / (rho A) (k, 4, d) for elements of length L (k,) and nodal rates ed (k, 4, d):
     L D H1 D ed, D = diag(1, L, 1, L) (the slope shape functions scale with L); the same
-    as `element_mass` (tested there) without forming the (k, 8, 8) matrices."""
+    as `element_mass` (tested there) without forming the (k, 4d, 4d) matrices."""
     d = jnp.stack([jnp.ones_like(L), L, jnp.ones_like(L), L], -1)[..., None]  # (k, 4, 1)
     return L[:, None, None] * d * jnp.matmul(jnp.asarray(_H1, ed.dtype), d * ed)
 
 
 def _elements(p, X):
-    """Element data of a block of k nodes X (k, 4): element e joins nodes e and e + 1 when
-    e < k - 1 and length[e] > 0. Returns (mask (k-1,), safe L (k-1,), e (k-1, 4, 2))."""
-    k = X.shape[0]
+    """Element data of a block of k nodes X (k, 2d): element e joins nodes e and e + 1 when
+    e < k - 1 and length[e] > 0. Returns (mask (k-1,), safe L (k-1,), e (k-1, 4, d))."""
+    k, w = X.shape
     L = p["length"][: k - 1]
     mask = L > 0
     Ls = jnp.where(mask, L, 1.0)
-    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, 4, 2)
+    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, 4, w // 2)
     return mask, Ls, e
 
 
@@ -220,23 +241,25 @@ def cholesky_solve(D, X):
 
 
 def _scatter_elements(vals, k):
-    """(k-1, 8) element vectors -> (k, 4) node vectors (element e on nodes e, e + 1)."""
-    out = jnp.zeros((k, 4), vals.dtype)
-    return out.at[: k - 1].add(vals[:, :4]).at[1:].add(vals[:, 4:])
+    """(k-1, 2w) element vectors -> (k, w) node vectors (element e on nodes e, e + 1)."""
+    w = vals.shape[1] // 2
+    out = jnp.zeros((k, w), vals.dtype)
+    return out.at[: k - 1].add(vals[:, :w]).at[1:].add(vals[:, w:])
 
 
 class BeamMass:
-    """The consistent mass of a block of k ANCF nodes: (4k, 4k), block tridiagonal
-    (elements couple consecutive nodes), constant. apply / solve / dense / inverse_dense /
-    frame_inverse as the other mass parts. solve: by the inverse `inv` (4k, 4k) when
-    given (computed once per simulation from a Cholesky factor, `Ancf2DBeam.prepare`),
-    else by a dense Cholesky factorisation at each call."""
+    """The consistent mass of a block of k ANCF nodes of w = 2d coordinates each: (wk, wk),
+    block tridiagonal (elements couple consecutive nodes), constant. apply / solve /
+    dense / inverse_dense / frame_inverse as the other mass parts. solve: by the inverse
+    `inv` (wk, wk) when given (computed once per simulation from a Cholesky factor,
+    `AncfBeam.prepare`), else by a dense Cholesky factorisation at each call."""
 
     coupled = True  # not block diagonal over nodes: frame_inverse is a block of M^-1
 
-    def __init__(self, D, inv=None):
+    def __init__(self, D, inv=None, w=4):
         self._D = D
         self._inv = inv
+        self._w = w
 
     def dense(self):
         return self._D
@@ -256,37 +279,43 @@ class BeamMass:
         return self.solve(jnp.eye(n, dtype=self._D.dtype))
 
     def frame_inverse(self, idx, X):
-        """Rows X (N, 4) on instances idx (N,) (-1: none, gives 0) -> the diagonal
-        4 x 4 blocks of M^-1 applied to them (N, 4)."""
+        """Rows X (N, w) on instances idx (N,) (-1: none, gives 0) -> the diagonal
+        w x w blocks of M^-1 applied to them (N, w)."""
+        w = self._w
         idx = np.asarray(idx)
-        Minv = self.inverse_dense().reshape(self._D.shape[0] // 4, 4, -1, 4)
-        blocks = Minv[np.maximum(idx, 0), :, np.maximum(idx, 0), :]  # (N, 4, 4)
+        Minv = self.inverse_dense().reshape(self._D.shape[0] // w, w, -1, w)
+        blocks = Minv[np.maximum(idx, 0), :, np.maximum(idx, 0), :]  # (N, w, w)
         out = jnp.einsum("nab,nb->na", blocks, X)
         return jnp.where(jnp.asarray(idx >= 0)[:, None], out, 0.0)
 
 
-class Ancf2DFrame(F.FrameKind):
-    """X = (x, y, x_x, y_x) (m, m, 1, 1); V its rate. Points: the node itself (an ANCF
-    node has no rigid frame; attachment offsets s are ignored)."""
+class AncfFrame(F.FrameKind):
+    """X = (r, r_x) (2d,) (m, 1), V its rate. Points: the node itself (an ANCF node has no
+    rigid frame; attachment offsets s are ignored)."""
+
+    def point(self, X, s):
+        return X[..., : self.dim], jnp.zeros_like(X[..., : self.dim])
+
+    def point_velocity(self, X, V, As):
+        return V[..., : self.dim]
+
+    def reaction(self, G, X, s):
+        """'force' (d,) N on the node's position; 'moment' (N m; planar a number, 3D (3,)):
+        the work of the generalised slope force G_s (d,) in a rotation dphi of the slope
+        (dr_x = dphi x r_x), r_x x G_s; 'generalized' (2d,)."""
+        d = self.dim
+        m = _cross_v(X[d:], G[d:])
+        return {"force": G[:d], "moment": m[0] if d == 2 else m, "generalized": G}
+
+
+class Ancf2DFrame(AncfFrame):
+    """Planar: X = (x, y, x_x, y_x) (m, m, 1, 1); the ground r = 0, r_x = (1, 0)."""
 
     name = ANCF2D
     wq = 4
     wv = 4
     dim = 2
     ground_q = (0.0, 0.0, 1.0, 0.0)
-
-    def point(self, X, s):
-        return X[..., :2], jnp.zeros_like(X[..., :2])
-
-    def point_velocity(self, X, V, As):
-        return V[..., :2]
-
-    def reaction(self, G, X, s):
-        """'force' (2,) N on the node's position; 'moment' () N m: the work of the
-        generalised slope force G_s (2,) in a rotation dphi of the slope (dr_x = dphi
-        perp(r_x)), r_x x G_s; 'generalized' (4,)."""
-        rx = X[2:4]
-        return {"force": G[:2], "moment": _cross(rx, G[2:4]), "generalized": G}
 
 
 class Ancf2DNode(F.NodeFamily):
@@ -297,41 +326,46 @@ class Ancf2DNode(F.NodeFamily):
     coord_names = vel_names = ("x", "y", "x_x", "y_x")
 
 
-class Ancf2DBeam(F.BodyFamily):
-    """The elements of planar ANCF beams, stored on their first node (see the module
-    docstring): rho (k,) kg/m^3, area (k,) m^2, E (k,) Pa, I (k,) m^4, length (k,) m
-    (0: no element starts here); Rayleigh damping alpha (k,) 1/s (mass-proportional) and
-    beta (k,) s (stiffness-proportional, strain-rate form: `element_damping`); line_load
-    (k, 2) N/m, a dead load per unit undeformed length in fixed global axes, uniform
-    over the element."""
+class AncfBeam(F.BodyFamily):
+    """The elements of ANCF beams (planar) or cables (3D), stored on their first node
+    (see the module docstring): rho (k,) kg/m^3, area (k,) m^2, E (k,) Pa, I (k,) m^4,
+    length (k,) m (0: no element starts here); Rayleigh damping alpha (k,) 1/s
+    (mass-proportional) and beta (k,) s (stiffness-proportional, strain-rate form:
+    `element_damping`); line_load (k, d) N/m, a dead load per unit undeformed length in
+    fixed global axes, uniform over the element. `dim` d: 2 or 3."""
 
-    name = "ancf2d_beam"
-    node = "ancf2d_node"
     fields = ("rho", "area", "E", "I", "length", "alpha", "beta", "line_load")
     coupled = True
+    dim = 2
+
+    @property
+    def field_shapes(self):
+        return {"line_load": (self.dim,)}
 
     def _mass_dense(self, p, k, dtype):
-        """The assembled consistent mass (4k, 4k) of the block's k nodes."""
+        """The assembled consistent mass (wk, wk), w = 2d, of the block's k nodes."""
+        w = 2 * self.dim
         L = p["length"][: k - 1]
         mask = L > 0
         Ls = jnp.where(mask, L, 1.0).astype(dtype)
         rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0).astype(dtype)
-        Me = element_mass(Ls, rhoA)
-        idx = 4 * np.arange(k - 1)[:, None] + np.arange(8)[None, :]
-        return jnp.zeros((4 * k, 4 * k), dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
+        Me = element_mass(Ls, rhoA, self.dim)
+        idx = w * np.arange(k - 1)[:, None] + np.arange(2 * w)[None, :]
+        return jnp.zeros((w * k, w * k), dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
 
     def mass_part(self, p, X):
+        w = 2 * self.dim
         if "mass_inverse" in p:  # prepared once per simulation (see `prepare`)
-            return BeamMass(p["mass_dense"], p["mass_inverse"])
-        return BeamMass(self._mass_dense(p, X.shape[0], X.dtype))
+            return BeamMass(p["mass_dense"], p["mass_inverse"], w)
+        return BeamMass(self._mass_dense(p, X.shape[0], X.dtype), w=w)
 
     def prepare(self, p):
-        """Adds 'mass_dense' (4k, 4k), the assembled consistent mass, and 'mass_inverse',
+        """Adds 'mass_dense' (wk, wk), the assembled consistent mass, and 'mass_inverse',
         its inverse by one Cholesky factorisation: the mass is constant, so `simulate`
         factors it once per run instead of at every evaluation."""
         k = p["rho"].shape[0]
         D = self._mass_dense(p, k, jnp.result_type(p["rho"], float))
-        return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(4 * k, dtype=D.dtype))}
+        return {**p, "mass_dense": D, "mass_inverse": cholesky_solve(D, jnp.eye(D.shape[0], dtype=D.dtype))}
 
     def loads(self, p, X, V, g):
         """Gravity and the line load (consistent: integral S^T (rho A g + line_load) dx,
@@ -339,18 +373,18 @@ class Ancf2DBeam(F.BodyFamily):
         -alpha M_e ed + `element_damping` (beta); the potential per instance: that of
         gravity and the line load on its coordinates + the strain energy of the element
         that starts at it (damping has none). No velocity terms (constant mass)."""
-        k = X.shape[0]
+        k, d = X.shape[0], self.dim
         mask, Ls, e = _elements(p, X)
-        ed = jnp.concatenate([V[:-1], V[1:]], -1).reshape(k - 1, 4, 2)
+        ed = jnp.concatenate([V[:-1], V[1:]], -1).reshape(k - 1, 4, d)
         rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0)
         EA = p["E"][: k - 1] * p["area"][: k - 1]
         EI = p["E"][: k - 1] * p["I"][: k - 1]
         wts = jnp.stack([0.5 * jnp.ones_like(Ls), Ls / 12, 0.5 * jnp.ones_like(Ls), -Ls / 12], -1)
         f = rhoA[:, None] * g[None, :] + jnp.where(mask[:, None], p["line_load"][: k - 1], 0.0)
-        Qg_e = (Ls[:, None, None] * wts[..., None] * f[:, None, :]).reshape(-1, 8)
+        Qg_e = (Ls[:, None, None] * wts[..., None] * f[:, None, :]).reshape(-1, 4 * d)
         Qg = _scatter_elements(Qg_e, k)
-        Qd_mass = -(p["alpha"][: k - 1] * rhoA)[:, None] * _unit_mass_apply(Ls, ed).reshape(-1, 8)
-        Qe = element_forces(e, Ls, EA, EI, ed, p["beta"][: k - 1]).reshape(-1, 8) + Qd_mass
+        Qd_mass = -(p["alpha"][: k - 1] * rhoA)[:, None] * _unit_mass_apply(Ls, ed).reshape(-1, 4 * d)
+        Qe = element_forces(e, Ls, EA, EI, ed, p["beta"][: k - 1]).reshape(-1, 4 * d) + Qd_mass
         Qe = jnp.where(mask[:, None], Qe, 0.0)
         U = jnp.where(mask, element_energy(e, Ls, EA, EI), 0.0)
         pot = -jnp.sum(Qg * X, -1) + jnp.concatenate([U, jnp.zeros((1,), X.dtype)])
@@ -358,16 +392,26 @@ class Ancf2DBeam(F.BodyFamily):
 
     def inertia_data(self, p):
         z = jnp.zeros_like(p["rho"])
-        return z, z, jnp.zeros(z.shape + (2,), z.dtype)
+        J = z if self.dim == 2 else jnp.zeros(z.shape + (3, 3), z.dtype)
+        return z, J, jnp.zeros(z.shape + (self.dim,), z.dtype)
 
     def validate(self, p, xp=np):
         """rho, area, E, I >= 0 and length >= 0 (0: the last node of a beam)."""
         return [(f, ~(p[f] >= 0), "must be >= 0") for f in self.fields]
 
 
+class Ancf2DBeam(AncfBeam):
+    """Planar ANCF beam elements on 'ancf2d_node' (line_load (k, 2) N/m)."""
+
+    name = "ancf2d_beam"
+    node = "ancf2d_node"
+    dim = 2
+
+
 class AncfPoint(F.ConstraintFamily):
     """r_j - r_i - point = 0 (2 rows, m): node j at node i's position plus `point` (k, 2)
-    m (global axes); with the ground as frame i, node j pinned at `point`."""
+    m (global axes); with the ground as frame i, node j pinned at `point`. (The 3D
+    'ancf3d_point': 3 rows, point (k, 3).)"""
 
     name = "ancf_point"
     rows = 2
@@ -375,9 +419,9 @@ class AncfPoint(F.ConstraintFamily):
     fields = ("point",)
 
     def evaluate(self, p, Xi, Xj, Vi, Vj):
-        k = Xi.shape[0]
-        g = Xj[:, :2] - Xi[:, :2] - p["point"]
-        E = jnp.broadcast_to(jnp.eye(2, 4, dtype=Xi.dtype), (k, 2, 4))
+        k, d = Xi.shape[0], self.rows
+        g = Xj[:, :d] - Xi[:, :d] - p["point"]
+        E = jnp.broadcast_to(jnp.eye(d, 2 * d, dtype=Xi.dtype), (k, d, 2 * d))
         return g, -E, E, jnp.zeros_like(g)
 
 
@@ -414,7 +458,7 @@ class AncfLoad(F.ForceFamily):
     def evaluate(self, p, a):
         Fo = p["force"]
         Qj = jnp.concatenate([Fo, jnp.zeros_like(Fo)], -1)
-        V = -jnp.sum(Fo * a.Xj[:, :2], -1)
+        V = -jnp.sum(Fo * a.Xj[:, : Fo.shape[-1]], -1)
         z = jnp.zeros_like(V)
         return jnp.zeros_like(Qj), Qj, V, z, {}
 
@@ -461,20 +505,20 @@ class PlanarBeamFrame(F.FrameKind):
         return {"force": F_, "moment": m_rigid + m_elem, "generalized": G}
 
 
-def _material(p, X, V):
-    """Material point data of k element frames X, V (k, 11): the element's nodal vectors
-    e, edot (k, 4, 2) and the shape rows S, S_x = dS/dx (k, 4) at p['xi'] for elements of
-    length p['length']."""
+def _material(p, X, V, d=2):
+    """Material point data of k element frames X, V (k, n + 4d) (a rigid frame's n
+    entries first, the element's last): the element's nodal vectors e, edot (k, 4, d) and the shape rows
+    S, S_x = dS/dx (k, 4) at p['xi'] for elements of length p['length']."""
     L = p["length"]
     S, dS, _ = shape_functions(p["xi"], L)
-    return X[:, 3:].reshape(-1, 4, 2), V[:, 3:].reshape(-1, 4, 2), S, dS / L[:, None]
+    return X[:, -4 * d:].reshape(-1, 4, d), V[:, -4 * d:].reshape(-1, 4, d), S, dS / L[:, None]
 
 
-def _element_block(rows):
-    """Jacobian block (k, r, 11) of rows w (k, r, 4, 2) on the element entries
-    (d row / d e_a,c = w[a, c]), zero on the rigid entries."""
+def _element_block(rows, rigid=3):
+    """Jacobian block (k, r, rigid + 4d) of rows w (k, r, 4, d) on the element entries
+    (d row / d e_a,c = w[a, c]), zero on the `rigid` entries of the rigid frame."""
     k, r = rows.shape[:2]
-    return jnp.concatenate([jnp.zeros((k, r, 3), rows.dtype), rows.reshape(k, r, 8)], -1)
+    return jnp.concatenate([jnp.zeros((k, r, rigid), rows.dtype), rows.reshape(k, r, -1)], -1)
 
 
 class _OnElement(F.ConstraintFamily):

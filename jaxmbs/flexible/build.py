@@ -9,6 +9,13 @@ section and material of element k are the Params leaves '<beam>.n<k>.rho', '.are
 and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
 material point xi of an element, to a rigid body, a particle or the ground (constraint
 families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
+
+`CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
+of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
+'.z_x'; `jaxmbs.flexible.ancf3d`), (3,) vectors where the planar methods take (2,) ones,
+and a spherical `add_beam_body_pin` (family 'beam3d_point'). The methods common to both
+live in `_BeamMethods`, parametrised by the class attributes `_beam_dim` and
+`_beam_families`.
 """
 from __future__ import annotations
 
@@ -17,15 +24,20 @@ import numpy as np
 from .. import builder as B
 from ..builder import GROUND, recorded
 
-__all__ = ["BeamBuilder", "SECTION_KEYS"]
+__all__ = ["BeamBuilder", "CableBuilder", "SECTION_KEYS"]
 
 SECTION_KEYS = ("E", "rho", "A", "I")
 DAMPING_KEYS = ("alpha", "beta")  # optional section keys, default 0
 
 
-class BeamBuilder:
-    """Mixin: beams for a planar builder (needs `_new_name`, `_names`, `_add_inst`,
-    `_add_joint` of `jaxmbs.Model`)."""
+class _BeamMethods:
+    """The beam methods shared by the planar and the spatial builder (needs `_new_name`,
+    `_names`, `_add_inst`, `_add_joint`, `_frame`, `_local` of the builder). Vectors are
+    (d,) with d = `_beam_dim`; `_beam_families` names the families."""
+
+    _beam_dim = 2
+    _beam_families = dict(node="ancf2d_node", body="ancf2d_beam", point="ancf_point",
+                          load="ancf_load", body_point="beam_point")
 
     def _init_beams(self):
         self._beams = {}       # beam name -> dict(nodes, q, section, length)
@@ -34,13 +46,16 @@ class BeamBuilder:
 
     @recorded
     def add_beam(self, name, start, end, elements=8, section=None) -> tuple:
-        """Add a straight planar ANCF Euler-Bernoulli beam from `start` to `end`.
+        """Add a straight ANCF beam from `start` to `end`: in the plane (`jaxmbs.Model`) an
+        Euler-Bernoulli beam, in space (`jaxmbs.SpatialModel`) a cable (axial strain and
+        isotropic bending, no torsion).
 
         Args:
-          start, end: (2,) end points of the undeformed centre line, m.
+          start, end: (2,) planar / (3,) spatial end points of the undeformed centre line, m.
           elements: number of elements n (>= 1); the beam gets n + 1 nodes.
           section: dict with E (Pa, Young's modulus), rho (kg/m^3), A (m^2, area) and
-            I (m^4, second moment of area about the bending axis): EA (N) is the axial,
+            I (m^4, second moment of area about the bending axis; in 3D about any axis
+            of the section): EA (N) is the axial,
             EI (N m^2) the bending stiffness, rho A (kg/m) the mass per length; optional
             Rayleigh damping alpha (1/s, mass-proportional: -alpha M qdot) and beta (s,
             stiffness-proportional, strain-rate form: viscous axial force beta EA
@@ -52,8 +67,9 @@ class BeamBuilder:
         """
         self._new_name(name, "beam")
         owner = f"beam {name!r}"
-        a = B.vector(start, 2, f"{owner}: start")
-        b = B.vector(end, 2, f"{owner}: end")
+        dim = self._beam_dim
+        a = B.vector(start, dim, f"{owner}: start")
+        b = B.vector(end, dim, f"{owner}: end")
         if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
             raise ValueError(f"{owner}: elements must be an integer >= 1, got {elements!r}")
         if not isinstance(section, dict):
@@ -80,14 +96,14 @@ class BeamBuilder:
             self._names.add(nd)
         q = [np.r_[a + (b - a) * k / n, d] for k in range(n + 1)]
         self._beams[name] = dict(nodes=nodes, q=q, section=sec, length=length / n,
-                                 line_load=np.zeros((n + 1, 2)))
+                                 line_load=np.zeros((n + 1, dim)))
         for k, nd in enumerate(nodes):
             self._beam_node[nd] = (name, k)
         return nodes
 
     def _node(self, node, owner, allow_ground=False):
         if allow_ground and node == GROUND:
-            return np.array([0.0, 0.0, 1.0, 0.0])
+            return np.r_[np.zeros(self._beam_dim), np.eye(self._beam_dim)[0]]
         if node not in self._beam_node:
             known = ", ".join(self._beam_node) or "none (add one with add_beam)"
             raise ValueError(f"{owner}: unknown beam node {node!r}"
@@ -96,8 +112,8 @@ class BeamBuilder:
         return self._beams[beam]["q"][k]
 
     def _attach(self, name, what, node, other):
-        """Take the joint name; the initial coordinates (4,) of `other` (ground: r = 0,
-        r_x = (1, 0)) and of `node`, ValueError naming the joint for unknown nodes."""
+        """Take the joint name; the initial coordinates (2d,) of `other` (ground: r = 0,
+        r_x = (1, 0(, 0))) and of `node`, ValueError naming the joint for unknown nodes."""
         self._new_name(name, "joint")
         owner = f"{what} {name!r}"
         qj = self._node(node, owner)
@@ -109,29 +125,17 @@ class BeamBuilder:
     @recorded
     def add_node_pin(self, name, node, other=GROUND) -> str:
         """Pin (revolute) the beam node `node` to `other` (the ground, default, or another
-        beam node) where they are in the initial configuration: 2 rows, r_node - r_other =
-        const (m). The slopes stay free."""
+        beam node) where they are in the initial configuration: 2 rows planar, 3 in space
+        (a spherical joint), r_node - r_other = const (m). The slopes stay free."""
         qi, qj = self._attach(name, "pin", node, other)
-        part = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
+        d = self._beam_dim
+        part = self._add_inst(self._beam_families["point"], other, node, name, point=qj[:d] - qi[:d])
         self._add_joint(name, "node_pin", other, node, [part])
         return name
 
-    @recorded
-    def add_node_weld(self, name, node, other=GROUND) -> str:
-        """Clamp the beam node `node` to `other` (the ground, default, or another beam
-        node) as in the initial configuration: its position (2 rows) and its slope's
-        direction (1 row; the slope's length, the axial strain, stays free). With the
-        ground: a cantilever's clamped end."""
-        qi, qj = self._attach(name, "weld", node, other)
-        p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
-        ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
-        p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
-        self._add_joint(name, "node_weld", other, node, [p1, p2])
-        return name
-
     def _material_point(self, owner, node, xi):
-        """(element's first node, xi, element length L, initial position P (2,), initial
-        slope r_x (2,)) of the material point xi of the element starting at `node`; the last
+        """(element's first node, xi, element length L, initial position P (d,), initial
+        slope r_x (d,)) of the material point xi of the element starting at `node`; the last
         node of a beam (no element starts there) is xi = 1 of the element before it."""
         from .ancf import shape_functions
 
@@ -147,7 +151,7 @@ class BeamBuilder:
                                  f"element; give xi = 0 (the node) or the node before it with xi in [0, 1]")
             k, x = k - 1, 1.0
         L = d["length"]
-        e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, 2)
+        e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, self._beam_dim)
         S, dS, _ = (np.asarray(a) for a in shape_functions(np.asarray(x), np.asarray(L)))
         return d["nodes"][k], x, L, S @ e, dS @ e / L
 
@@ -163,16 +167,84 @@ class BeamBuilder:
 
     @recorded
     def add_beam_body_pin(self, name, node, body, xi=0.0, at=None, point=None) -> str:
-        """Pin (revolute) a beam to a rigid body, a particle or the ground: the material
-        point xi in [0, 1] of the element that starts at beam node `node` (xi = 0: the node
-        itself, 1: the next node; the last node of a beam takes xi = 0 only) coincides with
-        a point of `body` (2 rows, m). The body's point: `point` in body coordinates (m), or
-        `at` its global position in the initial configuration (m); default: where the
-        material point is initially. The beam's slope stays free. Reaction reported: force
-        on the beam element (N) and its moment about the element's first node."""
+        """Pin a beam to a rigid body, a particle or the ground (planar: a revolute, 2
+        rows; in space: a spherical joint, 3 rows): the material point xi in [0, 1] of the
+        element that starts at beam node `node` (xi = 0: the node itself, 1: the next node;
+        the last node of a beam takes xi = 0 only) coincides with a point of `body` (m).
+        The body's point: `point` (d,) in body coordinates (m), or `at` (d,) its global
+        position in the initial configuration (m); default: where the material point is
+        initially. The beam's slope stays free. Reaction reported: force on the beam
+        element (N) and its moment about the element's first node."""
         owner, elem, x, L, _, s = self._beam_body(name, "beam-body pin", node, body, xi, at, point)
-        part = self._add_inst("beam_point", body, elem, name, point_i=s, xi=x, length=L)
+        part = self._add_inst(self._beam_families["body_point"], body, elem, name, point_i=s,
+                              xi=x, length=L)
         self._add_joint(name, "beam_body_pin", body, elem, [part])
+        return name
+
+    @recorded
+    def add_node_load(self, name, node, force) -> str:
+        """A dead (constant, non-following) force (2,) planar / (3,) spatial, N, on a beam
+        node, global axes; its Params leaf is f'{name}.force'."""
+        self._new_name(name, "force")
+        owner = f"load {name!r}"
+        self._node(node, owner)
+        self._node_loads.append(dict(name=name, fi=GROUND, fj=node,
+                                     force=B.vector(force, self._beam_dim, f"{owner}: force")))
+        return name
+
+    @recorded
+    def add_beam_line_load(self, name, beam, load) -> str:
+        """A dead distributed load `load` ((2,) planar / (3,) spatial) N per metre of
+        undeformed length, global axes
+        (fixed direction, not following the beam), uniform over every element of `beam`;
+        its generalised forces are integral S^T load dx per element. It adds to the beam's
+        Params leaves '<beam>.n<k>.line_load' (k, d) (several such loads sum there)."""
+        self._new_name(name, "force")
+        owner = f"line load {name!r}"
+        if beam not in self._beams:
+            known = ", ".join(self._beams) or "none (add one with add_beam)"
+            raise ValueError(f"{owner}: unknown beam {beam!r}; beams: {known}")
+        d = self._beams[beam]
+        d["line_load"] = d["line_load"] + B.vector(load, self._beam_dim, f"{owner}: load")[None, :]
+        d["line_load"][-1] = 0.0  # the last node starts no element
+        return name
+
+    # ---------------------------------------------------------------- build hooks
+    def _beam_nodes(self):
+        out = []
+        for beam, d in self._beams.items():
+            s = d["section"]
+            n = len(d["nodes"])
+            for k, nd in enumerate(d["nodes"]):
+                last = k == n - 1
+                fam = self._beam_families
+                out.append(dict(name=nd, node=fam["node"], body=fam["body"], q=d["q"][k],
+                                v=np.zeros(2 * self._beam_dim),
+                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
+                                            length=0.0 if last else d["length"],
+                                            alpha=s["alpha"], beta=s["beta"],
+                                            line_load=d["line_load"][k])))
+        return out
+
+    def _beam_forces(self):
+        return {self._beam_families["load"]: [dict(x) for x in self._node_loads]}
+
+
+class BeamBuilder(_BeamMethods):
+    """Mixin: planar ANCF beams for `jaxmbs.Model` (`_BeamMethods` plus welds with one
+    slope row)."""
+
+    @recorded
+    def add_node_weld(self, name, node, other=GROUND) -> str:
+        """Clamp the beam node `node` to `other` (the ground, default, or another beam
+        node) as in the initial configuration: its position (2 rows) and its slope's
+        direction (1 row; the slope's length, the axial strain, stays free). With the
+        ground: a cantilever's clamped end."""
+        qi, qj = self._attach(name, "weld", node, other)
+        p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
+        ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
+        p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
+        self._add_joint(name, "node_weld", other, node, [p1, p2])
         return name
 
     @recorded
@@ -192,48 +264,47 @@ class BeamBuilder:
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
 
-    @recorded
-    def add_node_load(self, name, node, force) -> str:
-        """A dead (constant, non-following) force (2,) N on a beam node, global axes; its
-        Params leaf is f'{name}.force'."""
-        self._new_name(name, "force")
-        owner = f"load {name!r}"
-        self._node(node, owner)
-        self._node_loads.append(dict(name=name, fi=GROUND, fj=node,
-                                     force=B.vector(force, 2, f"{owner}: force")))
-        return name
+
+class CableBuilder(_BeamMethods):
+    """Mixin: spatial ANCF cables for `jaxmbs.SpatialModel` (`_BeamMethods` in 3D, plus a
+    clamp of a node's slope direction)."""
+
+    _beam_dim = 3
+    _beam_families = dict(node="ancf3d_node", body="ancf3d_cable", point="ancf3d_point",
+                          load="ancf3d_load", body_point="beam3d_point")
 
     @recorded
-    def add_beam_line_load(self, name, beam, load) -> str:
-        """A dead distributed load `load` (2,) N per metre of undeformed length, global axes
-        (fixed direction, not following the beam), uniform over every element of `beam`;
-        its generalised forces are integral S^T load dx per element. It adds to the beam's
-        Params leaves '<beam>.n<k>.line_load' (k, 2) (several such loads sum there)."""
-        self._new_name(name, "force")
-        owner = f"line load {name!r}"
-        if beam not in self._beams:
-            known = ", ".join(self._beams) or "none (add one with add_beam)"
-            raise ValueError(f"{owner}: unknown beam {beam!r}; beams: {known}")
-        d = self._beams[beam]
-        d["line_load"] = d["line_load"] + B.vector(load, 2, f"{owner}: load")[None, :]
-        d["line_load"][-1] = 0.0  # the last node starts no element
+    def add_node_weld(self, name, node, other=GROUND, direction=None) -> str:
+        """Clamp the cable node `node` (a cable has no torsion: position and slope
+        direction) to `other`, as in the initial configuration: its position (3 rows,
+        'ancf3d_point') and its slope's direction (2 rows; the slope's length, the axial
+        strain, stays free). other = the ground (default): the slope stays along
+        `direction` (3,) (global, default the node's initial slope; 'ancf3d_slope', rows
+        f . r_x = g . r_x = 0 with f, g unit vectors perpendicular to it): a cantilever's
+        clamped end. other = another cable node: the two slopes stay parallel
+        ('ancf3d_parallel'; valid while they turn less than 90 degrees from their initial
+        direction); `direction` must then be None."""
+        qi, qj = self._attach(name, "weld", node, other)
+        owner = f"weld {name!r}"
+        if other != GROUND and direction is not None:
+            raise ValueError(f"{owner}: direction is for a weld to the ground; a weld to "
+                             f"another cable node keeps the two slopes parallel (give direction=None)")
+        if other != GROUND and np.linalg.norm(np.cross(qi[3:], qj[3:])) > 1e-9 * np.linalg.norm(qi[3:]) * np.linalg.norm(qj[3:]):
+            raise ValueError(f"{owner}: the slopes of {node!r} and {other!r} are not parallel in "
+                             "the initial configuration; weld nodes whose slopes are parallel")
+        u = qj[3:] if direction is None else B.vector(direction, 3, f"{owner}: direction")
+        nu = float(np.linalg.norm(u))
+        if not nu > 0:
+            raise ValueError(f"{owner}: direction must be a nonzero (3,) vector, got {u}")
+        u = u / nu
+        if np.linalg.norm(np.cross(u, qj[3:])) > 1e-9 * np.linalg.norm(qj[3:]):
+            raise ValueError(f"{owner}: direction {u} is not along the initial slope {qj[3:]} of "
+                             f"{node!r}; give the node's slope direction (or None)")
+        f = np.cross(u, np.eye(3)[int(np.argmin(np.abs(u)))])
+        f /= np.linalg.norm(f)
+        g = np.cross(u, f)
+        p1 = self._add_inst("ancf3d_point", other, node, name, point=qj[:3] - qi[:3])
+        fam = "ancf3d_slope" if other == GROUND else "ancf3d_parallel"
+        p2 = self._add_inst(fam, other, node, name, f_i=f, g_i=g)
+        self._add_joint(name, "node_weld", other, node, [p1, p2])
         return name
-
-    # ---------------------------------------------------------------- build hooks
-    def _beam_nodes(self):
-        out = []
-        for beam, d in self._beams.items():
-            s = d["section"]
-            n = len(d["nodes"])
-            for k, nd in enumerate(d["nodes"]):
-                last = k == n - 1
-                out.append(dict(name=nd, node="ancf2d_node", body="ancf2d_beam", q=d["q"][k],
-                                v=np.zeros(4),
-                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
-                                            length=0.0 if last else d["length"],
-                                            alpha=s["alpha"], beta=s["beta"],
-                                            line_load=d["line_load"][k])))
-        return out
-
-    def _beam_forces(self):
-        return {"ancf_load": [dict(x) for x in self._node_loads]}

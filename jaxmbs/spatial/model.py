@@ -24,6 +24,7 @@ from .. import builder as B
 from .. import profiles as prof
 from ..builder import GROUND, BuilderBase, recorded
 from ..core import families as F
+from ..flexible.build import CableBuilder
 from ..mechanism import JointInfo, Mechanism, Params
 from . import families as _families  # noqa: F401  (registers the spatial families)
 from . import forces as _forces  # noqa: F401
@@ -174,7 +175,7 @@ def _coordinate_fn(spec, starts):
     return fn
 
 
-class SpatialModel(BuilderBase):
+class SpatialModel(CableBuilder, BuilderBase):
     """Builder of a spatial (3D) mechanism.
 
     Args:
@@ -192,6 +193,7 @@ class SpatialModel(BuilderBase):
         self._forces = {}  # force family -> instances
         self._rotors = []  # armatures: dicts (name, kind, fi, fj, fields, inertia)
         self._couplings = []  # joint couplings: dicts (name, specs, polycoef, offsets)
+        self._init_beams()  # spatial ANCF cables (jaxmbs.flexible.build.CableBuilder)
 
     # ------------------------------------------------------------------ frames
     @recorded
@@ -959,6 +961,7 @@ class SpatialModel(BuilderBase):
     # ------------------------------------------------------------------- build
     def _force_instances(self):
         forces = {k: [dict(x) for x in v] for k, v in self._forces.items()}
+        forces.update(self._beam_forces())
         loads = forces.get("load3", [])
         if loads:
             loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
@@ -1032,12 +1035,12 @@ class SpatialModel(BuilderBase):
         """Validate and return (mechanism, params, q0, v0)."""
         from ..model import Built
 
-        if not self._nodes:
-            raise ValueError("the model has no bodies; add one with add_body or add_particle")
+        if not self._nodes and not self._beams:
+            raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
         rotor_nodes = [dict(name=r["name"], node="rotor", body="rotor", q=np.zeros(1),
                             v=np.zeros(1), params=dict(inertia=r["inertia"])) for r in self._rotors]
         nblocks, bblocks, bparams, keys, fidx, q0, v0 = B.layout_nodes(
-            self._nodes + rotor_nodes, ("spatial_rigid", "particle3d"))
+            self._nodes + self._beam_nodes() + rotor_nodes, ("spatial_rigid", "particle3d"))
         keys.append(("gravity", ("gravity", None, None, None, None)))
         families, jparams, where, row = B.constraint_blocks(self._inst, fidx)
         if self._rotors:

@@ -1,0 +1,218 @@
+"""Spatial ANCF cable elements: position and slope in 3D (Gerstmayr and Shabana 2006).
+
+A cable is a chain of nodes of the node family 'ancf3d_node': each node has the absolute
+position r (3,) (m) and slope r_x = dr/dx (3,) (dimensionless) of the centre line at that
+node, q_node = (x, y, z, x_x, y_x, z_x), nq = nv = 6, v = qdot. Between consecutive nodes
+i, j an element of undeformed length L (12 coordinates) interpolates the centre line with
+the cubic Hermite shape functions of the planar beam (`jaxmbs.flexible.ancf`), now per
+space axis:
+
+    r(xi) = S1 r_i + S2 r_x,i + S3 r_j + S4 r_x,j,  xi = x / L in [0, 1].
+
+Strain energy (exact nonlinear strain measures; a cable: no torsion, isotropic bending):
+
+    U = integral_0^L [ E A eps^2 / 2 + E I kappa^2 / 2 ] dx,
+    eps = (r_x . r_x - 1) / 2,   kappa^2 = |r_x x r_xx|^2 / |r_x|^6,
+
+written with the curvature vector kv = r_x x r_xx / |r_x|^3 (|kv| = kappa; no square
+root, so U and its derivatives are smooth where the cable is straight). The kernels are
+those of the planar element made dimension-generic (the planar curvature is kv's one
+component): 5-point Gauss quadrature vectorised over all elements, analytic internal
+forces (`ancf.element_forces`, checked against jax.grad of U in tests/test_ancf3d.py),
+constant consistent mass rho A L integral S^T S dxi (x) I3 factored once per `simulate`
+run, gravity, a uniform dead line load (3,) N/m, Rayleigh damping (alpha: -alpha M qdot;
+beta: the strain-rate viscous force beta EA eps_dot and moment beta EI kv_dot).
+
+Families (registered on import, after the planar ones):
+
+* frame kind 'ancf3d': X = (r, r_x) (6,), V its rate; the ground r = 0, r_x = (1, 0, 0).
+* node family 'ancf3d_node' (nq = nv = 6).
+* body family 'ancf3d_cable' on 'ancf3d_node': per node the section of the element that
+  starts there: rho (kg/m^3), area A (m^2), E (Pa), I (m^4), length L (m; 0 for a cable's
+  last node), alpha (1/s), beta (s), line_load (3,) N/m: all Params leaves (fittable).
+* constraint families 'ancf3d_point' (3 rows: r_j - r_i - point = 0; with the ground
+  r_j = point), 'ancf3d_slope' (2 rows: f_i . r_x,j = 0, g_i . r_x,j = 0 with f_i, g_i
+  unit vectors perpendicular to a fixed direction: the slope stays along it, its length
+  free; with 'ancf3d_point' a clamp) and 'ancf3d_parallel' (2 rows: f_i . (r_x,i x
+  r_x,j) = 0, g_i . (...) = 0: two nodes' slopes stay parallel, f_i, g_i perpendicular to
+  the initial common slope; valid while the slopes turn less than 90 degrees from it).
+* force family 'ancf3d_load': a dead force (3,) N on a node.
+* frame kind 'spatial_beam' (a view: a spatial rigid frame's (r, quaternion) and an
+  element's two nodes, 19 coordinates, 18 velocities) and its constraint family
+  'beam3d_point' (3 rows: the material point xi of an element on a body point: a
+  spherical joint between a cable and a rigid body, a particle or the ground).
+
+`jaxmbs.SpatialModel.add_beam` meshes a straight cable into these families
+(`jaxmbs.flexible.build.CableBuilder`).
+"""
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from ..core import families as F
+from ..spatial.families import SPATIAL, _Side
+from ..spatial.geometry import cross, mv, quat_to_R
+from . import ancf as A
+
+__all__ = ["ANCF3D", "SPATIAL_BEAM", "tip_direction"]
+
+ANCF3D = "ancf3d"
+SPATIAL_BEAM = "spatial_beam"
+
+
+class Ancf3DFrame(A.AncfFrame):
+    """X = (x, y, z, x_x, y_x, z_x) (m, m, m, 1, 1, 1); V its rate; the ground r = 0,
+    r_x = (1, 0, 0)."""
+
+    name = ANCF3D
+    wq = wv = 6
+    dim = 3
+    ground_q = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+class Ancf3DNode(F.NodeFamily):
+    name = "ancf3d_node"
+    nq = nv = 6
+    frame = ANCF3D
+    frame_q = frame_v = (0, 1, 2, 3, 4, 5)
+    coord_names = vel_names = ("x", "y", "z", "x_x", "y_x", "z_x")
+
+
+class Ancf3DCable(A.AncfBeam):
+    """Spatial ANCF cable elements on 'ancf3d_node' (line_load (k, 3) N/m); see
+    `ancf.AncfBeam`."""
+
+    name = "ancf3d_cable"
+    node = "ancf3d_node"
+    dim = 3
+
+
+class Ancf3DPoint(A.AncfPoint):
+    """r_j - r_i - point = 0 (3 rows, m): node j at node i's position plus `point` (k, 3) m
+    (global axes); with the ground as frame i, node j pinned at `point`."""
+
+    name = "ancf3d_point"
+    rows = 3
+    frame = ANCF3D
+
+
+class Ancf3DSlope(F.ConstraintFamily):
+    """f_i . r_x,j = 0, g_i . r_x,j = 0 (2 rows): node j's slope stays perpendicular to the
+    unit vectors f_i, g_i (k, 3) (global axes), i.e. along the direction f_i x g_i; its
+    length (the axial strain) is free. Frame i is not used (the builder gives the
+    ground)."""
+
+    name = "ancf3d_slope"
+    rows = 2
+    frame = ANCF3D
+    fields = ("f_i", "g_i")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        H = jnp.stack([p["f_i"], p["g_i"]], 1)                      # (k, 2, 3)
+        g = jnp.einsum("krc,kc->kr", H, Xj[:, 3:6])
+        Gj = jnp.concatenate([jnp.zeros_like(H), H], -1)
+        return g, jnp.zeros_like(Gj), Gj, jnp.zeros_like(g)
+
+
+class Ancf3DParallel(F.ConstraintFamily):
+    """f_i . (r_x,i x r_x,j) = 0, g_i . (r_x,i x r_x,j) = 0 (2 rows): the slopes of nodes
+    i and j stay parallel (f_i, g_i (k, 3) unit vectors perpendicular to their initial
+    common direction, global axes). A weld of two cable nodes with 'ancf3d_point'."""
+
+    name = "ancf3d_parallel"
+    rows = 2
+    frame = ANCF3D
+    fields = ("f_i", "g_i")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        H = jnp.stack([p["f_i"], p["g_i"]], 1)                      # (k, 2, 3)
+        a, b = Xi[:, None, 3:6], Xj[:, None, 3:6]
+        g = jnp.sum(H * cross(a, b), -1)
+        z = jnp.zeros_like(H)
+        Gi = jnp.concatenate([z, cross(b, H)], -1)                   # h . (a x b) = a . (b x h)
+        Gj = jnp.concatenate([z, cross(H, a)], -1)                   # = b . (h x a)
+        quad = 2.0 * jnp.sum(H * cross(Vi[:, None, 3:6], Vj[:, None, 3:6]), -1)
+        return g, Gi, Gj, quad
+
+
+class Ancf3DLoad(A.AncfLoad):
+    """A dead force `force` (k, 3) N on node j (frame i unused), potential -F . r_j."""
+
+    name = "ancf3d_load"
+    frame = ANCF3D
+
+
+# ------------------------------------------------------- rigid body <-> cable element
+class SpatialBeamFrame(F.FrameKind):
+    """The frame of a joint between a spatial rigid frame (body, particle or the ground)
+    and a material point of a cable element: X = (r, p | r_a, r_x,a, r_b, r_x,b) (19,),
+    V = (rdot, omega (body axes) | the element's 12 rates) (18,). A rigid frame fills the
+    first 7 / 6 entries, a cable node a the last 12 (its own coordinates and those of the
+    next node b of its block); the others are the ground pattern."""
+
+    name = SPATIAL_BEAM
+    wq, wv = 19, 18
+    dim = 3
+    ground_q = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0) + (0.0, 0.0, 0.0, 1.0, 0.0, 0.0) * 2
+    _elem = tuple((0, e) for e in range(6)) + tuple((1, e) for e in range(6))
+    views = {SPATIAL: tuple((0, e) for e in range(7)) + (None,) * 12,
+             ANCF3D: (None,) * 7 + _elem}
+    vviews = {SPATIAL: tuple((0, e) for e in range(6)) + (None,) * 12,
+              ANCF3D: (None,) * 6 + _elem}
+
+    def point(self, X, s):
+        """The rigid part: r + R s."""
+        As = mv(quat_to_R(X[..., 3:7]), s)
+        return X[..., :3] + As, As
+
+    def point_velocity(self, X, V, As):
+        return V[..., :3] + cross(mv(quat_to_R(X[..., 3:7]), V[..., 3:6]), As)
+
+    def reaction(self, G, X, s):
+        """'force' (3,) N: the resultant of G (18,) (rigid frame: its rdot part; element:
+        the sum over its two nodes' positions, the shape functions being a partition of
+        unity); 'moment' (3,) N m: about the rigid frame's point R s (global axes), or,
+        on an element, about its first node a, from both nodes' position and slope parts;
+        'generalized' (18,)."""
+        R = quat_to_R(X[3:7])
+        F_ = G[:3] + G[6:9] + G[12:15]
+        m_rigid = mv(R, G[3:6]) - cross(mv(R, s), G[:3])
+        m_elem = cross(X[10:13], G[9:12]) + cross(X[13:16] - X[7:10], G[12:15]) \
+            + cross(X[16:19], G[15:18])
+        return {"force": F_, "moment": m_rigid + m_elem, "generalized": G}
+
+
+class Beam3DPoint(A._OnElement):
+    """r(xi) - (r_i + R_i point_i) = 0 (3 rows, m): the material point xi in [0, 1] of the
+    cable element of length `length` (m; copied at build time) on frame j coincides with
+    the point `point_i` (body coordinates, m) of the rigid frame i (the ground: a global
+    point): a spherical joint between a cable and a body."""
+
+    name = "beam3d_point"
+    rows = 3
+    frame = SPATIAL_BEAM
+    fields = ("point_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        e, _, S, _ = A._material(p, Xj, Vj, d=3)
+        side = _Side(Xi[:, :7], Vi[:, :6])
+        P, _, Pq = side.point(p["point_i"])
+        g = jnp.einsum("ka,kac->kc", S, e) - P
+        eye = jnp.eye(3, dtype=Xi.dtype)
+        k = Xi.shape[0]
+        Gi = jnp.stack([-side.row_point(p["point_i"], jnp.broadcast_to(eye[m], P.shape))
+                        for m in range(3)], 1)
+        Gi = jnp.concatenate([Gi, jnp.zeros((k, 3, 12), Xi.dtype)], -1)
+        Gj = A._element_block(jnp.einsum("ka,rc->krac", S, eye), rigid=6)
+        return g, Gi, Gj, -Pq
+
+
+for _f in (Ancf3DFrame(), Ancf3DNode(), Ancf3DCable(), Ancf3DPoint(), Ancf3DSlope(),
+           Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint()):
+    F.register(_f)
+
+
+def tip_direction(x_node):
+    """The unit slope direction (3,) of a node's coordinates (6,) = (r, r_x)."""
+    x_node = jnp.asarray(x_node)
+    return x_node[3:6] / jnp.linalg.norm(x_node[3:6])
