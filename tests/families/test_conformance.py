@@ -74,7 +74,7 @@ FIELD_SAMPLERS = {
     "axis_i": lambda r, d: _unit(r, d),
     "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
     "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
-    "line_load": lambda r, d: r.normal(size=(K, 2)),
+    "line_load": lambda r, d: r.normal(size=(K, d)),
     # Rayleigh damping off here: the body test checks that velocity terms do no work;
     # the damping forces are tested in tests/test_flexible_damping_loads.py
     "alpha": lambda r, d: np.zeros(K), "beta": lambda r, d: np.zeros(K),
@@ -83,7 +83,7 @@ FIELD_SAMPLERS = {
                                          [-0.2, 0.1]])[:K],
 }
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
-SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
+SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
 
 
 def _params(fam, dim, rng):
@@ -103,12 +103,17 @@ def _params(fam, dim, rng):
 
 
 def _frames(kind, rng, n=K):
-    """Random frame coordinates X (n, wq) and velocities V (n, wv) of a frame kind."""
+    """Random frame coordinates X (n, wq) and velocities V (n, wv) of a frame kind (a view
+    kind: each source frame's entries sampled as that kind's)."""
     fk = F.frame_kind(kind)
+    if fk.views:
+        X, V = np.zeros((n, fk.wq)), np.zeros((n, fk.wv))
+        for src, qe, ve in _view_groups(fk):
+            Xs, Vs = _frames(src, rng, n)
+            X[:, qe], V[:, ve] = np.asarray(Xs), np.asarray(Vs)
+        return jnp.asarray(X), jnp.asarray(V)
     if kind != "spatial":  # vector coordinates: planar (x, y, theta), ANCF (r, r_x), ...
         return jnp.asarray(rng.normal(size=(n, fk.wq))), jnp.asarray(rng.normal(size=(n, fk.wv)))
-    if kind == "planar":
-        return jnp.asarray(rng.normal(size=(n, 3))), jnp.asarray(rng.normal(size=(n, 3)))
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     X = np.concatenate([rng.normal(size=(n, 3)), q], 1)
@@ -116,27 +121,48 @@ def _frames(kind, rng, n=K):
     return jnp.asarray(X), jnp.asarray(rng.normal(size=(n, fk.wv)))
 
 
+def _view_groups(fk):
+    """[(source kind, q entries, v entries)]: one group per source frame (kind, offset) of
+    a view kind, each a whole frame of that kind in its order."""
+    out = []
+    for src, specs in fk.views.items():
+        vspecs = fk.vviews.get(src, specs)
+        for off in sorted({s[0] for s in specs if s is not None}):
+            qe = [e for e, s in enumerate(specs) if s is not None and s[0] == off]
+            ve = [e for e, s in enumerate(vspecs) if s is not None and s[0] == off]
+            sk = F.frame_kind(src)
+            assert [specs[e][1] for e in qe] == list(range(sk.wq)), (fk.name, src, off)
+            assert [vspecs[e][1] for e in ve] == list(range(sk.wv)), (fk.name, src, off)
+            out.append((src, qe, ve))
+    return out
+
+
 def _node_for(kind):
     """The rigid node family presenting frames of this kind (its update map), else the
-    first node family presenting it (an ANCF node: position and slope)."""
+    first node family presenting it (an ANCF node: position and slope); for a view kind
+    (rigid body <-> beam element) the composition of its sources' update maps."""
     fams = [F.node_family(n) for n in F.registered("node")]
     for nf in sorted((f for f in fams if f.frame == kind), key=lambda f: not f.rigid):
         return nf
     fk = F.frame_kind(kind)
-    if fk.views:  # a kind presenting frames of other kinds (rigid body <-> beam element)
-        srcs = [nf for nf in fams if nf.frame in fk.views]
-        assert srcs and all(nf.identity for nf in srcs), \
-            f"frame kind {kind}: its views' node families must be vector coordinates"
-        return _VectorNode(fk.wq)
+    if fk.views:
+        return _ViewNode(fk)
     raise AssertionError(f"no rigid node family for frame kind {kind}")
 
 
-class _VectorNode(F.NodeFamily):
-    """The update map of a view frame kind whose sources are all vector coordinates
-    (retract = q + dv, the NodeFamily default)."""
+class _ViewNode(F.NodeFamily):
+    """The update map of a view frame kind: each source frame's entries retracted by the
+    node family presenting that source kind."""
 
-    def __init__(self, n):
-        self.nq = self.nv = n
+    def __init__(self, fk):
+        self.nq, self.nv = fk.wq, fk.wv
+        self.groups = [(_node_for(src), qe, ve) for src, qe, ve in _view_groups(fk)]
+
+    def retract(self, q, dv):
+        out = q
+        for nf, qe, ve in self.groups:
+            out = out.at[..., jnp.asarray(qe)].set(nf.retract(q[..., jnp.asarray(qe)], dv[..., jnp.asarray(ve)]))
+        return out
 
 
 def _jac_v(fn, X, nf):
@@ -409,9 +435,11 @@ def _body_params(bf, rng):
             p["inertia"] = jnp.asarray(_pos(rng, 0.05, 0.2))
     if "cg" in bf.fields:
         p["cg"] = jnp.asarray(_vec(rng, shapes.get("cg", (2,))[0]))
-    for f in set(bf.fields) - set(p):
+    nf = F.node_family(bf.node)
+    dim = F.frame_kind(nf.frame).dim if nf.frame else 2
+    for f in sorted(set(bf.fields) - set(p)):
         assert f in FIELD_SAMPLERS, f"body family {bf.name!r}: no sampler for {f!r}"
-        p[f] = jnp.asarray(FIELD_SAMPLERS[f](rng, 2))
+        p[f] = jnp.asarray(FIELD_SAMPLERS[f](rng, dim))
     return p
 
 
