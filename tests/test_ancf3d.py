@@ -1,0 +1,282 @@
+"""Spatial ANCF cables (jaxmbs.flexible.ancf3d): element kernels against autodiff, the
+3D cantilever against the planar ANCF beam and the elastica, its natural frequencies
+against Euler-Bernoulli (references in tests/reference/elastica.py, SciPy, independent
+of jaxmbs), energy conservation of a 3D cable pendulum and a cable hanging from a rigid
+body by a spherical beam-body pin. The conformance of the families (Jacobians, gamma,
+forces = -grad V, mass part) is in tests/families/test_conformance.py.
+"""
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmbs
+from jaxmbs.flexible import ancf
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "reference"))
+from elastica import beta_L, elastica_tip  # noqa: E402
+
+# the cantilever of examples/cantilever.py and tests/test_ancf.py: L = 1 m, EI = 1 N m^2,
+# EA = 1e6 N, rho A = 1 kg/m
+L, EI, RHOA = 1.0, 1.0, 1.0
+SECTION = dict(E=1.0e9, A=1.0e-3, I=1.0e-9, rho=1.0e3)
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def _random_elements(seed=0, k=5):
+    rng = np.random.default_rng(seed)
+    e = jnp.asarray(rng.normal(size=(k, 4, 3)))
+    Le = jnp.asarray(rng.uniform(0.2, 2.0, k))
+    EA = jnp.asarray(rng.uniform(1.0, 1e3, k))
+    EIe = jnp.asarray(rng.uniform(0.1, 2.0, k))
+    return e, Le, EA, EIe
+
+
+def test_cable_forces_are_minus_grad_of_strain_energy_also_when_straight():
+    """Analytic internal forces = -jax.grad of the strain energy at random states, and at
+    straight elements (r_x x r_xx = 0, where |r_x x r_xx| has no derivative: the energy
+    uses kappa^2, so the gradient exists and is finite); the strain-rate damping forces
+    against autodiff of the dissipation's work rate."""
+    e, Le, EA, EIe = _random_elements()
+    Q = ancf.element_forces(e, Le, EA, EIe)
+    g = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le, EA, EIe)))(e)
+    np.testing.assert_allclose(Q, -g, rtol=1e-10, atol=1e-9 * float(jnp.max(jnp.abs(g))))
+    # straight, stretched, in a random direction: zero bending forces, axial forces only
+    t = jnp.asarray([0.3, -0.5, 0.8]) * 1.1
+    r0 = jnp.asarray([0.2, 0.1, -0.4])
+    es = jnp.stack([r0, t, r0 + Le[0] * t, t])[None]
+    Qs = ancf.element_forces(es, Le[:1], EA[:1], EIe[:1])
+    gs = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le[:1], EA[:1], EIe[:1])))(es)
+    assert np.all(np.isfinite(np.asarray(gs)))
+    np.testing.assert_allclose(Qs, -gs, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(gs))))
+    # beta damping: Q_d = -beta dR/d(ed), R = integral (EA eps_dot^2 + EI |kv_dot|^2) / 2 dx,
+    # the Rayleigh dissipation function of the strain rates (autodiff through kv(e))
+    ed = jnp.asarray(np.random.default_rng(1).normal(size=e.shape))
+    beta = jnp.asarray(np.linspace(0.01, 0.05, e.shape[0]))
+
+    def rayleigh(edot):
+        eps_d = jax.jvp(lambda x: ancf._strains(x, Le)[2], (e,), (edot,))[1]
+        kv_d = jax.jvp(lambda x: ancf._strains(x, Le)[3], (e,), (edot,))[1]
+        dens = 0.5 * EA[:, None] * eps_d**2 + 0.5 * EIe[:, None] * jnp.sum(kv_d**2, -1)
+        return jnp.sum(beta * Le * (dens @ jnp.asarray(ancf.GAUSS_POINTS[1])))
+
+    Qd = ancf.element_damping(e, ed, Le, EA, EIe, beta)
+    gd = jax.grad(rayleigh)(ed)
+    np.testing.assert_allclose(Qd, -gd, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(gd))))
+
+
+def test_cable_mass_is_hessian_of_kinetic_energy_and_constant():
+    """The element mass against the Hessian of T = rho A / 2 integral |S(xi) ed|^2 dx
+    (autodiff, 12-point Gauss here), and the assembled model mass constant in q with total
+    rigid-translation mass rho A L."""
+    Le, rhoA = jnp.asarray([0.8, 1.3]), jnp.asarray([2.5, 0.7])
+    xg, wg = np.polynomial.legendre.leggauss(12)
+    xg, wg = 0.5 * (xg + 1), 0.5 * wg
+
+    def T(edf, k):
+        S, _, _ = ancf.shape_functions(jnp.asarray(xg), Le[k])
+        r_d = S @ edf.reshape(4, 3)
+        return 0.5 * rhoA[k] * Le[k] * jnp.sum(jnp.asarray(wg) * jnp.sum(r_d * r_d, -1))
+
+    M = ancf.element_mass(Le, rhoA, 3)
+    for k in range(2):
+        H = jax.hessian(T)(jnp.zeros(12), k)
+        np.testing.assert_allclose(M[k], H, rtol=1e-13, atol=1e-14)
+    m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_beam("c", (0.0, 0.0, 0.0), (0.6, 0.8, 0.0), elements=3, section=SECTION)
+    mech, params, q0, _ = m.build()
+    M0 = jaxmbs.mass_matrix(mech, params, q0).dense()
+    M1 = jaxmbs.mass_matrix(mech, params, q0 + 0.3 * jnp.sin(jnp.arange(q0.size))).dense()
+    np.testing.assert_array_equal(M0, M1)
+    ones = jnp.tile(jnp.asarray([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), q0.size // 6)
+    assert abs(float(ones @ M0 @ ones) - 1.0) < 1e-12  # rho A = 1 kg/m, length 1 m
+    # gravity: the consistent weight sums to rho A L g
+    Q, _, _ = jaxmbs.generalized_forces(mech, params, q0, jnp.zeros_like(q0), 0.0)
+    assert abs(float(np.asarray(Q).reshape(-1, 6)[:, 2].sum()) + 9.81) < 1e-12
+
+
+def _cantilever3d(elements):
+    m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, 0.0))
+    nodes = m.add_beam("beam", (0.0, 0.0, 0.0), (L, 0.0, 0.0), elements=elements, section=SECTION)
+    m.add_node_weld("clamp", nodes[0])
+    m.add_node_load("tip_load", nodes[-1], (0.0, 0.0, 0.0))
+    mech, params, q0, _ = m.build()
+    return mech, params, q0, nodes[-1]
+
+
+def _cantilever2d(elements):
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    nodes = m.add_beam("beam", (0.0, 0.0), (L, 0.0), elements=elements, section=SECTION)
+    m.add_node_weld("clamp", nodes[0])
+    m.add_node_load("tip_load", nodes[-1], (0.0, 0.0))
+    mech, params, q0, _ = m.build()
+    return mech, params, q0, nodes[-1]
+
+
+def _solve(mech, params, q, force, steps=2):
+    for s in np.linspace(0.0, 1.0, steps + 1)[1:]:
+        p = mech.replace(params, {"tip_load.force": list(s * np.asarray(force))})
+        q = jaxmbs.equilibrium(mech, p, q, tol=1e-8).q
+    return np.asarray(q)
+
+
+ELEMENTS = 8
+
+
+def test_cantilever_3d_matches_planar_ancf_and_elastica_in_the_load_plane():
+    """Dead tip load P = alpha EI / L^2 (alpha = 1) along -z, then along the skew direction
+    (0, cos 35deg, -sin 35deg) of the y-z plane: the problem stays planar in the load's
+    plane, so the tip's (axial, in-plane) position and slope equal the planar ANCF beam's
+    at the same mesh (8 elements) to 1e-9 relative (measured ~1e-13: the same kernels in
+    another basis) and, out of the plane, stay 0; the in-plane deflection, shortening and
+    rotation equal the elastica's to 1e-3 of L (the planar mesh error at 8 elements;
+    measured 1.4e-4, cf. tests/test_ancf.py's convergence test)."""
+    alpha = 1.0
+    P = alpha * EI / L**2
+    m2, p2, q2, tip2 = _cantilever2d(ELEMENTS)
+    x2 = _solve(m2, p2, q2, (0.0, P))
+    i2 = m2.coordinate_index(f"{tip2}.x")
+    px, py, sx, sy = x2[i2:i2 + 4]
+    ref = np.asarray(elastica_tip(alpha))
+    mech, params, q0, tip = _cantilever3d(ELEMENTS)
+    i = mech.coordinate_index(f"{tip}.x")
+    for ang in (0.0, np.deg2rad(35.0)):
+        n = np.array([0.0, np.cos(ang), -np.sin(ang)]) if ang else np.array([0.0, 0.0, -1.0])
+        x = _solve(mech, params, q0, P * n)
+        r, s = x[i:i + 3], x[i + 3:i + 6]
+        # in-plane (x, along n) and out-of-plane (x cross n) components
+        o = np.cross([1.0, 0.0, 0.0], n)
+        got = np.array([r[0], r @ n, s[0], s @ n])
+        print("MEAS planar rel", np.max(np.abs(got - [px, py, sx, sy]) / np.abs([px, py, sx, sy])))
+        np.testing.assert_allclose(got, [px, py, sx, sy], rtol=1e-9, atol=1e-12)
+        assert abs(r @ o) < 1e-12 and abs(s @ o) < 1e-12, (r @ o, s @ o)
+        tip_vals = np.array([r @ n / L, (L - r[0]) / L, np.arctan2(s @ n, s[0])])
+        print("MEAS elastica", tip_vals - ref, (tip_vals - ref) / ref, r @ o, s @ o)
+        assert np.max(np.abs(tip_vals - ref)) < 1e-3, tip_vals - ref
+
+
+def test_cantilever_3d_frequencies_match_euler_bernoulli_in_pairs():
+    """The straight cantilever's first six natural frequencies (16 elements,
+    jaxmbs.linearize + modes as examples/cantilever.py): the first three Euler-Bernoulli
+    bending frequencies (beta_n L = 1.8751, 4.6941, 7.8548) each twice (bending in y and
+    in z), to 1e-3 relative (measured 1.5e-4 at 16 elements, as the planar beam's)."""
+    mech, params, q0, _ = _cantilever3d(16)
+    lin = jaxmbs.linearize(mech, params, q0, jnp.zeros(mech.n_vel))
+    w = np.sort(np.asarray(jaxmbs.modes(lin).frequencies))
+    w = w[w > 1e-6][::2]  # each undamped mode is a conjugate pair +- i w
+    f = w[:6] / (2 * np.pi)
+    bl = np.asarray(beta_L(3))
+    ref = np.repeat(bl**2 / (2 * np.pi) * np.sqrt(EI / (RHOA * L**4)), 2)
+    print("MEAS freq", f / ref - 1, w[6] / (2 * np.pi) / ref[-1])
+    np.testing.assert_allclose(f, ref, rtol=1e-3)
+    # the pairs are degenerate (isotropic bending) to round-off, and the 7th is above
+    # the 3rd bending pair
+    np.testing.assert_allclose(f[::2], f[1::2], rtol=1e-9)
+    assert w[6] / (2 * np.pi) > 1.01 * ref[-1]
+
+
+def test_cable_pendulum_conserves_energy_to_the_integrators_order():
+    """A soft cable (Berzeri and Shabana's pendulum section, 2 elements, L = 1.2 m)
+    spherically pinned at one end, released horizontally along x with a sideways velocity
+    (y) under gravity (-z): a genuinely 3D motion. Undamped RK4 with projection, 0.2 s:
+    the energy drift over max kinetic energy is < 1e-6 at dt = 5e-4 s and falls by more
+    than 8x when dt halves (fourth order: 16x)."""
+    sec = dict(E=0.7e6, A=0.0018, I=1.215e-8, rho=5540.0)
+    m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    nodes = m.add_beam("c", (0.0, 0.0, 0.0), (1.2, 0.0, 0.0), elements=2, section=sec)
+    m.add_node_pin("pin", nodes[0])
+    mech, params, q0, v0 = m.build()
+    # a rigid rotation about z at 1 rad/s as initial velocity (consistent with the pin)
+    X = np.asarray(q0).reshape(-1, 6)
+    V = np.zeros_like(X)
+    V[:, :3] = np.cross([0.0, 0.0, 1.0], X[:, :3])
+    V[:, 3:] = np.cross([0.0, 0.0, 1.0], X[:, 3:])
+    v0 = jnp.asarray(V.reshape(-1))
+
+    def drift(dt):
+        tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, 0.2), dt, save_every=int(round(0.02 / dt)))
+        En = jax.vmap(lambda q, v: jaxmbs.energy(mech, params, q, v))(tr.q, tr.v)
+        assert int(np.max(np.asarray(tr.status))) == 0
+        return float(jnp.max(jnp.abs(En["total"] - En["total"][0])) / jnp.max(En["kinetic"])), tr
+
+    d1, tr = drift(5e-4)
+    d2, _ = drift(2.5e-4)
+    print("MEAS drift", d1, d2, d1 / d2)
+    assert d1 < 1e-6, d1
+    assert d1 > 8 * d2, (d1, d2)
+    i = mech.coordinate_index(f"{nodes[-1]}.x")
+    tipf = np.asarray(tr.q[-1, i:i + 3])
+    assert tipf[1] > 0.05 and tipf[2] < -0.05, tipf  # it swung sideways and fell
+
+
+def test_cable_hanging_from_a_rigid_body_by_a_spherical_pin():
+    """A cable (4 elements) hangs from a point of a rigid body welded to the ground, the
+    body-cable joint a spherical beam-body pin at the cable's first node (xi = 0) and a
+    second one at xi = 0.5 of its last element on a free body (a 2 kg ball) hanging
+    from the cable. Statics (jaxmbs.equilibrium): the upper pin carries the weight of
+    cable + ball (rho A L g + m g, N) and the ball's pin the ball's weight; then the
+    system swung sideways stays on its constraints (residual < 1e-9 m) and conserves
+    energy (< 1e-6 of the max kinetic energy, RK4 dt = 1e-4 s, 0.05 s)."""
+    g = 9.81
+    sec = dict(E=1.0e7, A=1.0e-4, I=1.0e-10, rho=1.0e3)  # rho A = 0.1 kg/m, EA = 1e3 N
+    m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, -g))
+    m.add_body("top", mass=1.0, inertia=(0.01, 0.01, 0.01), position=(0.0, 0.0, 0.2))
+    m.add_weld("fix", "ground", "top", at=(0.0, 0.0, 0.2))
+    nodes = m.add_beam("c", (0.1, 0.0, 0.0), (0.1, 0.0, -1.0), elements=4, section=sec)
+    m.add_beam_body_pin("hang", nodes[0], "top")
+    m.add_body("ball", mass=2.0, inertia=(0.02, 0.02, 0.02), position=(0.1, 0.0, -0.875 - 0.1))
+    m.add_beam_body_pin("hold", nodes[3], "ball", xi=0.5, point=(0.0, 0.0, 0.1))
+    mech, params, q0, v0 = m.build()
+    eq = jaxmbs.equilibrium(mech, params, q0, tol=1e-9)
+    rc = jaxmbs.reactions(mech, params, eq.q, eq.lam)
+    W = 0.1 * 1.0 * g + 2.0 * g
+    # the force on the cable element at each pin (global axes)
+    np.testing.assert_allclose(rc["hang"]["force"], [0.0, 0.0, W], rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(rc["hold"]["force"], [0.0, 0.0, -2.0 * g], rtol=1e-7, atol=1e-7)
+    # swing: the ball pushed sideways (y), velocities made consistent by assemble
+    from jaxmbs.equations import constraint_terms
+
+    v = jnp.zeros(mech.n_vel).at[mech.velocity_index("ball.y")].set(0.5)
+    st = jaxmbs.assemble(mech, params, eq.q, v)
+    tr = jaxmbs.simulate(mech, params, st.q, st.v, (0.0, 0.05), 1e-4, save_every=50)
+    assert int(np.max(np.asarray(tr.status))) == 0
+    En = jax.vmap(lambda q, vv: jaxmbs.energy(mech, params, q, vv))(tr.q, tr.v)
+    drift = float(jnp.max(jnp.abs(En["total"] - En["total"][0])) / jnp.max(En["kinetic"]))
+    print("MEAS hang", rc["hang"]["force"], rc["hold"]["force"], W, drift, float(jnp.max(En["kinetic"])))
+    assert drift < 1e-6, drift
+    qf = tr.q[-1]
+    assert abs(float(qf[mech.coordinate_index("ball.y")])) > 5e-3  # it moved
+    phi = constraint_terms(mech, params, qf, tr.v[-1], 0.05).phi
+    print("MEAS phi", float(jnp.max(jnp.abs(phi))), float(qf[mech.coordinate_index("ball.y")]))
+    assert float(jnp.max(jnp.abs(phi))) < 1e-9
+
+
+def test_builder_refuses_bad_input_naming_it():
+    m = jaxmbs.SpatialModel()
+    with pytest.raises(ValueError, match="start"):
+        m.add_beam("b", (0, 0), (1, 0, 0), elements=2, section=SECTION)
+    with pytest.raises(ValueError, match="coincide"):
+        m.add_beam("b", (0, 0, 0), (0, 0, 0), elements=2, section=SECTION)
+    with pytest.raises(ValueError, match="section"):
+        m.add_beam("b", (0, 0, 0), (1, 0, 0), elements=2, section=dict(E=1.0))
+    nodes = m.add_beam("b", (0, 0, 0), (1, 0, 0), elements=2, section=SECTION)
+    assert nodes == ("b.n0", "b.n1", "b.n2")
+    with pytest.raises(ValueError, match="unknown beam node"):
+        m.add_node_weld("w", "b.n7")
+    with pytest.raises(ValueError, match="not along the initial slope"):
+        m.add_node_weld("w", "b.n0", direction=(0, 1, 0))
+    with pytest.raises(ValueError, match="force"):
+        m.add_node_load("f", "b.n2", (0.0, 1.0))
+    with pytest.raises(ValueError, match="unknown body"):
+        m.add_beam_body_pin("p", "b.n1", "nobody")
+    mech, params, q0, _ = m.build()
+    assert mech.coordinate_index("b.n2.z_x") == mech.coordinate_index("b.n2.x") + 5
+    assert mech.get(params, "b.n0.line_load").shape == (3,)
