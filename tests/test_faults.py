@@ -395,6 +395,7 @@ def _spatial_base():
     m.add_revolute("R", "ground", "a", at=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0))
     m.add_spherical("A", "a", "b", at=(1.0, 0.0, 0.0))
     m.add_prismatic("S", "ground", "w", at=(3.0, 0.0, 0.5), axis=(1.0, 0.0, 0.0))
+    m.add_beam("bm", (4.0, 0.0, 0.0), (5.0, 0.0, 0.0), elements=2, section=SECTION)
     return m
 
 
@@ -640,6 +641,22 @@ PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
     "add_beam_body_weld": (dict(name="n", node="bm.n0", body="b"),
                            dict(name="name", node="node", body="body", xi="xi", at="vec?",
                                 point="vec?", axis="axis?", axis_i="vec?")),
+})
+SPATIAL_CALLS.update({  # spatial ANCF cables (jaxmbs/flexible/build.py, CableBuilder)
+    "add_beam": (dict(name="n", start=(6.0, 0.0, 0.0), end=(7.0, 0.0, 0.0), elements=2,
+                      section=SECTION),
+                 dict(name="name", start="vec", end="vec", elements="elements", section="section")),
+    "add_node_pin": (dict(name="n", node="bm.n1"),
+                     dict(name="name", node="node", other="node")),
+    "add_node_weld": (dict(name="n", node="bm.n0"),
+                      dict(name="name", node="node", other="node", direction="axis?")),
+    "add_node_load": (dict(name="n", node="bm.n2", force=(0.0, 0.0, -1.0)),
+                      dict(name="name", node="node", force="vec")),
+    "add_beam_body_pin": (dict(name="n", node="bm.n1", body="w", xi=0.3),
+                          dict(name="name", node="node", body="body", xi="xi", at="vec?",
+                               point="vec?")),
+    "add_beam_line_load": (dict(name="n", beam="bm", load=(0.0, 0.0, -1.0)),
+                           dict(name="name", beam="beam", load="vec")),
 })
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
 
