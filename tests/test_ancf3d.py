@@ -293,6 +293,14 @@ def test_builder_refuses_bad_input_naming_it():
         m.add_node_load("f", "b.n2", (0.0, 1.0))
     with pytest.raises(ValueError, match="unknown body"):
         m.add_beam_body_pin("p", "b.n1", "nobody")
+    m.add_beam_line_load("wind", "b", (0.5, -0.25, -1.0))
     mech, params, q0, _ = m.build()
     assert mech.coordinate_index("b.n2.z_x") == mech.coordinate_index("b.n2.x") + 5
-    assert mech.get(params, "b.n0.line_load").shape == (3,)
+    np.testing.assert_array_equal(mech.get(params, "b.n0.line_load"), [0.5, -0.25, -1.0])
+    # parameter checks: a line load of any sign is valid (it was refused as 'must be >= 0'
+    # before this change, planar too); a negative E is refused naming the leaf
+    from jaxmbs.checks import check_params
+
+    check_params(mech, params)
+    with pytest.raises(ValueError, match="b.n1.E"):
+        check_params(mech, mech.replace(params, {"b.n1.E": -1.0}))

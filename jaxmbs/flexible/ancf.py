@@ -396,8 +396,9 @@ class AncfBeam(F.BodyFamily):
         return z, J, jnp.zeros(z.shape + (self.dim,), z.dtype)
 
     def validate(self, p, xp=np):
-        """rho, area, E, I >= 0 and length >= 0 (0: the last node of a beam)."""
-        return [(f, ~(p[f] >= 0), "must be >= 0") for f in self.fields]
+        """rho, area, E, I >= 0, length >= 0 (0: the last node of a beam), alpha, beta >= 0;
+        the line load (a vector, any sign) only finite (checked by the core)."""
+        return [(f, ~(p[f] >= 0), "must be >= 0") for f in self.fields if f != "line_load"]
 
 
 class Ancf2DBeam(AncfBeam):
