@@ -34,13 +34,15 @@ SECTION = dict(E=1.0e9, A=1.0e-3, I=1.0e-9, rho=1.0e3)
 ALPHAS = (1.0, 2.0, 5.0, 10.0)
 
 
-def build(elements):
+def build(elements, spatial=False):
     """(mech, params, q0, tip node name): the cantilever along +x, clamped at the origin,
-    a tip load (0, P) with P = 0 (set 'tip_load.force')."""
-    m = jaxmbs.Model(gravity=(0.0, 0.0))
-    nodes = m.add_beam("beam", (0.0, 0.0), (L, 0.0), elements=elements, section=SECTION)
+    a tip load (0, P) with P = 0 (set 'tip_load.force'). spatial=True: the same cantilever
+    of spatial ANCF cable elements in a `jaxmbs.SpatialModel` (3D; tip load (3,))."""
+    d = 3 if spatial else 2
+    m = jaxmbs.SpatialModel(gravity=(0.0,) * 3) if spatial else jaxmbs.Model(gravity=(0.0, 0.0))
+    nodes = m.add_beam("beam", (0.0,) * d, (L,) + (0.0,) * (d - 1), elements=elements, section=SECTION)
     m.add_node_weld("clamp", nodes[0])
-    m.add_node_load("tip_load", nodes[-1], (0.0, 0.0))
+    m.add_node_load("tip_load", nodes[-1], (0.0,) * d)
     mech, params, q0, _ = m.build()
     return mech, params, q0, nodes[-1]
 

@@ -38,9 +38,10 @@ def _x64():
         yield
 
 
-def _random_elements(seed=0, k=5):
+def _random_elements(seed=0, k=5, d=2):
+    """k random elements in d dimensions: nodal vectors e (k, 4, d), L, EA, EI (k,)."""
     rng = np.random.default_rng(seed)
-    e = jnp.asarray(rng.normal(size=(k, 4, 2)))
+    e = jnp.asarray(rng.normal(size=(k, 4, d)))
     L = jnp.asarray(rng.uniform(0.2, 2.0, k))
     EA = jnp.asarray(rng.uniform(1.0, 1e3, k))
     EI = jnp.asarray(rng.uniform(0.1, 2.0, k))

@@ -17,27 +17,16 @@ import jaxmbs
 from jaxmbs.flexible import ancf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "reference"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+import cantilever as C  # noqa: E402
 from elastica import beta_L, elastica_tip  # noqa: E402
+from test_ancf import _random_elements, _x64  # noqa: E402,F401  (_x64: autouse fixture)
 
 # the cantilever of examples/cantilever.py and tests/test_ancf.py: L = 1 m, EI = 1 N m^2,
-# EA = 1e6 N, rho A = 1 kg/m
-L, EI, RHOA = 1.0, 1.0, 1.0
-SECTION = dict(E=1.0e9, A=1.0e-3, I=1.0e-9, rho=1.0e3)
-
-
-@pytest.fixture(autouse=True)
-def _x64():
-    with jax.enable_x64(True):
-        yield
-
-
-def _random_elements(seed=0, k=5):
-    rng = np.random.default_rng(seed)
-    e = jnp.asarray(rng.normal(size=(k, 4, 3)))
-    Le = jnp.asarray(rng.uniform(0.2, 2.0, k))
-    EA = jnp.asarray(rng.uniform(1.0, 1e3, k))
-    EIe = jnp.asarray(rng.uniform(0.1, 2.0, k))
-    return e, Le, EA, EIe
+# EA = 1e6 N, rho A = 1 kg/m (C.SECTION); the element sampler and the float64 fixture of
+# the planar tests
+L, EI, RHOA = C.L, C.EI, C.RHOA
+SECTION = C.SECTION
 
 
 def test_cable_forces_are_minus_grad_of_strain_energy_also_when_straight():
@@ -45,7 +34,7 @@ def test_cable_forces_are_minus_grad_of_strain_energy_also_when_straight():
     straight elements (r_x x r_xx = 0, where |r_x x r_xx| has no derivative: the energy
     uses kappa^2, so the gradient exists and is finite); the strain-rate damping forces
     against autodiff of the dissipation's work rate."""
-    e, Le, EA, EIe = _random_elements()
+    e, Le, EA, EIe = _random_elements(d=3)
     Q = ancf.element_forces(e, Le, EA, EIe)
     g = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le, EA, EIe)))(e)
     np.testing.assert_allclose(Q, -g, rtol=1e-10, atol=1e-9 * float(jnp.max(jnp.abs(g))))
@@ -104,21 +93,7 @@ def test_cable_mass_is_hessian_of_kinetic_energy_and_constant():
 
 
 def _cantilever3d(elements):
-    m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, 0.0))
-    nodes = m.add_beam("beam", (0.0, 0.0, 0.0), (L, 0.0, 0.0), elements=elements, section=SECTION)
-    m.add_node_weld("clamp", nodes[0])
-    m.add_node_load("tip_load", nodes[-1], (0.0, 0.0, 0.0))
-    mech, params, q0, _ = m.build()
-    return mech, params, q0, nodes[-1]
-
-
-def _cantilever2d(elements):
-    m = jaxmbs.Model(gravity=(0.0, 0.0))
-    nodes = m.add_beam("beam", (0.0, 0.0), (L, 0.0), elements=elements, section=SECTION)
-    m.add_node_weld("clamp", nodes[0])
-    m.add_node_load("tip_load", nodes[-1], (0.0, 0.0))
-    mech, params, q0, _ = m.build()
-    return mech, params, q0, nodes[-1]
+    return C.build(elements, spatial=True)
 
 
 def _solve(mech, params, q, force, steps=1):
@@ -141,7 +116,7 @@ def test_cantilever_3d_matches_planar_ancf_and_elastica_in_the_load_plane():
     measured 3.0e-4 in the deflection; 32 elements: the slow test below)."""
     alpha = 1.0
     P = alpha * EI / L**2
-    m2, p2, q2, tip2 = _cantilever2d(ELEMENTS)
+    m2, p2, q2, tip2 = C.build(ELEMENTS)
     x2 = _solve(m2, p2, q2, (0.0, P))
     i2 = m2.coordinate_index(f"{tip2}.x")
     px, py, sx, sy = x2[i2:i2 + 4]

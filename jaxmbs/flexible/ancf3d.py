@@ -114,15 +114,12 @@ class Ancf3DSlope(F.ConstraintFamily):
         return g, jnp.zeros_like(Gj), Gj, jnp.zeros_like(g)
 
 
-class Ancf3DParallel(F.ConstraintFamily):
+class Ancf3DParallel(Ancf3DSlope):
     """f_i . (r_x,i x r_x,j) = 0, g_i . (r_x,i x r_x,j) = 0 (2 rows): the slopes of nodes
     i and j stay parallel (f_i, g_i (k, 3) unit vectors perpendicular to their initial
     common direction, global axes). A weld of two cable nodes with 'ancf3d_point'."""
 
     name = "ancf3d_parallel"
-    rows = 2
-    frame = ANCF3D
-    fields = ("f_i", "g_i")
 
     def evaluate(self, p, Xi, Xj, Vi, Vj):
         H = jnp.stack([p["f_i"], p["g_i"]], 1)                      # (k, 2, 3)
@@ -161,12 +158,11 @@ class SpatialBeamFrame(F.FrameKind):
               ANCF3D: (None,) * 6 + _elem}
 
     def point(self, X, s):
-        """The rigid part: r + R s."""
-        As = mv(quat_to_R(X[..., 3:7]), s)
-        return X[..., :3] + As, As
+        """The rigid part's point r + R s (and R s), as the 'spatial' frame kind."""
+        return F.frame_kind(SPATIAL).point(X[..., :7], s)
 
     def point_velocity(self, X, V, As):
-        return V[..., :3] + cross(mv(quat_to_R(X[..., 3:7]), V[..., 3:6]), As)
+        return F.frame_kind(SPATIAL).point_velocity(X[..., :7], V[..., :6], As)
 
     def reaction(self, G, X, s):
         """'force' (3,) N: the resultant of G (18,) (rigid frame: its rdot part; element:
