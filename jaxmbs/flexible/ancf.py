@@ -17,7 +17,11 @@ Strain energy (exact nonlinear strain measures, no small-rotation assumption):
     eps = (r_x . r_x - 1) / 2               (Green-Lagrange axial strain of the centre line)
     kappa = (r_x x r_xx) / |r_x|^3          (exact curvature of the deformed centre line)
 
-integrated with 5-point Gauss quadrature per element, vectorised over all elements.
+integrated with 5-point Gauss quadrature per element, vectorised over all elements. The
+kernels (strains, energy, forces, damping, mass, the mass part and the body family base
+`AncfBeam`) take d = 2 or 3 columns per nodal vector: `jaxmbs.flexible.ancf3d` uses them
+for spatial cables, with the curvature vector kv = r_x x r_xx / |r_x|^3 of which the planar
+kappa is the one (z) component; the energy's EI kappa^2 / 2 is EI |kv|^2 / 2 in both.
 The internal forces -dU/dq are written out analytically (`element_forces`) and checked
 against autodiff of U in tests/families and tests/test_ancf.py. The consistent mass
 matrix rho A L integral S^T S dxi is constant (independent of q).
