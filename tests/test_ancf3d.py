@@ -215,6 +215,8 @@ def test_cable_hanging_from_the_ground_holding_a_rigid_ball():
     W = 0.1 * 1.0 * g + 2.0 * g
     np.testing.assert_allclose(rc["hang"]["force"], [0.0, 0.0, W], rtol=0, atol=1e-7)
     np.testing.assert_allclose(rc["hold"]["force"], [0.0, 0.0, -2.0 * g], rtol=0, atol=1e-7)
+    # a spherical pin at the element's first node (xi = 0) transmits no moment about it
+    np.testing.assert_allclose(rc["hang"]["moment"], np.zeros(3), atol=1e-9)
     v = jnp.zeros(mech.n_vel).at[mech.velocity_index("ball.y")].set(0.5)
     st = jaxmbs.assemble(mech, params, eq.q, v)
     tr = jaxmbs.simulate(mech, params, st.q, st.v, (0.0, 0.05), 1e-4, save_every=50)
