@@ -30,55 +30,54 @@ SECTION = C.SECTION
 
 
 def test_cable_forces_are_minus_grad_of_strain_energy_also_when_straight():
-    """Analytic internal forces = -jax.grad of the strain energy at random states, and at
-    straight elements (r_x x r_xx = 0, where |r_x x r_xx| has no derivative: the energy
-    uses kappa^2, so the gradient exists and is finite); the strain-rate damping forces
-    against autodiff of the dissipation's work rate."""
+    """Analytic internal forces = -jax.grad of the strain energy at random states and at a
+    straight, stretched element (r_x x r_xx = 0, where |r_x x r_xx| has no derivative:
+    the energy uses kappa^2, so the gradient exists and is finite); the strain-rate
+    damping forces = -grad of the Rayleigh dissipation function of the strain rates
+    (autodiff through eps(e) and kv(e)). One jitted call (eager autodiff dispatches op
+    by op and took most of this test's time)."""
     e, Le, EA, EIe = _random_elements(d=3)
-    Q = ancf.element_forces(e, Le, EA, EIe)
-    g = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le, EA, EIe)))(e)
-    np.testing.assert_allclose(Q, -g, rtol=1e-10, atol=1e-9 * float(jnp.max(jnp.abs(g))))
-    # straight, stretched, in a random direction: zero bending forces, axial forces only
-    t = jnp.asarray([0.3, -0.5, 0.8]) * 1.1
+    t = jnp.asarray([0.3, -0.5, 0.8]) * 1.1      # straight, stretched, a random direction
     r0 = jnp.asarray([0.2, 0.1, -0.4])
-    es = jnp.stack([r0, t, r0 + Le[0] * t, t])[None]
-    Qs = ancf.element_forces(es, Le[:1], EA[:1], EIe[:1])
-    gs = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le[:1], EA[:1], EIe[:1])))(es)
-    assert np.all(np.isfinite(np.asarray(gs)))
-    np.testing.assert_allclose(Qs, -gs, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(gs))))
-    # beta damping: Q_d = -beta dR/d(ed), R = integral (EA eps_dot^2 + EI |kv_dot|^2) / 2 dx,
-    # the Rayleigh dissipation function of the strain rates (autodiff through kv(e))
+    e = jnp.concatenate([e, jnp.stack([r0, t, r0 + Le[0] * t, t])[None]])
+    Le, EA, EIe = (jnp.concatenate([x, x[:1]]) for x in (Le, EA, EIe))
     ed = jnp.asarray(np.random.default_rng(1).normal(size=e.shape))
     beta = jnp.asarray(np.linspace(0.01, 0.05, e.shape[0]))
 
-    def rayleigh(edot):
-        eps_d = jax.jvp(lambda x: ancf._strains(x, Le)[2], (e,), (edot,))[1]
-        kv_d = jax.jvp(lambda x: ancf._strains(x, Le)[3], (e,), (edot,))[1]
-        dens = 0.5 * EA[:, None] * eps_d**2 + 0.5 * EIe[:, None] * jnp.sum(kv_d**2, -1)
-        return jnp.sum(beta * Le * (dens @ jnp.asarray(ancf.GAUSS_POINTS[1])))
+    @jax.jit
+    def forces_and_grads(e, ed):
+        def rayleigh(edot):
+            eps_d = jax.jvp(lambda x: ancf._strains(x, Le)[2], (e,), (edot,))[1]
+            kv_d = jax.jvp(lambda x: ancf._strains(x, Le)[3], (e,), (edot,))[1]
+            dens = 0.5 * EA[:, None] * eps_d**2 + 0.5 * EIe[:, None] * jnp.sum(kv_d**2, -1)
+            return jnp.sum(beta * Le * (dens @ jnp.asarray(ancf.GAUSS_POINTS[1])))
 
-    Qd = ancf.element_damping(e, ed, Le, EA, EIe, beta)
-    gd = jax.grad(rayleigh)(ed)
-    np.testing.assert_allclose(Qd, -gd, rtol=1e-9, atol=1e-9 * float(jnp.max(jnp.abs(gd))))
+        g = jax.grad(lambda x: jnp.sum(ancf.element_energy(x, Le, EA, EIe)))(e)
+        return (ancf.element_forces(e, Le, EA, EIe), -g,
+                ancf.element_damping(e, ed, Le, EA, EIe, beta), -jax.grad(rayleigh)(ed))
+
+    Q, mg, Qd, mgd = (np.asarray(x) for x in forces_and_grads(e, ed))
+    assert np.all(np.isfinite(mg))
+    for k in range(e.shape[0]):  # per element: the straight one's forces are small
+        np.testing.assert_allclose(Q[k], mg[k], rtol=1e-10, atol=1e-10 * np.max(np.abs(mg[k])))
+        np.testing.assert_allclose(Qd[k], mgd[k], rtol=1e-9, atol=1e-9 * np.max(np.abs(mgd[k])))
 
 
 def test_cable_mass_is_hessian_of_kinetic_energy_and_constant():
     """The element mass against the Hessian of T = rho A / 2 integral |S(xi) ed|^2 dx
     (autodiff, 12-point Gauss here), and the assembled model mass constant in q with total
-    rigid-translation mass rho A L."""
+    rigid-translation mass rho A L and consistent weight rho A L g."""
     Le, rhoA = jnp.asarray([0.8, 1.3]), jnp.asarray([2.5, 0.7])
     xg, wg = np.polynomial.legendre.leggauss(12)
     xg, wg = 0.5 * (xg + 1), 0.5 * wg
 
-    def T(edf, k):
-        S, _, _ = ancf.shape_functions(jnp.asarray(xg), Le[k])
+    def T(edf, Lk, mk):
+        S, _, _ = ancf.shape_functions(jnp.asarray(xg), Lk)
         r_d = S @ edf.reshape(4, 3)
-        return 0.5 * rhoA[k] * Le[k] * jnp.sum(jnp.asarray(wg) * jnp.sum(r_d * r_d, -1))
+        return 0.5 * mk * Lk * jnp.sum(jnp.asarray(wg) * jnp.sum(r_d * r_d, -1))
 
-    M = ancf.element_mass(Le, rhoA, 3)
-    for k in range(2):
-        H = jax.hessian(T)(jnp.zeros(12), k)
-        np.testing.assert_allclose(M[k], H, rtol=1e-13, atol=1e-14)
+    H = jax.jit(jax.vmap(jax.hessian(T), in_axes=(None, 0, 0)))(jnp.zeros(12), Le, rhoA)
+    np.testing.assert_allclose(ancf.element_mass(Le, rhoA, 3), H, rtol=1e-13, atol=1e-14)
     m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, -9.81))
     m.add_beam("c", (0.0, 0.0, 0.0), (0.6, 0.8, 0.0), elements=3, section=SECTION)
     mech, params, q0, _ = m.build()
@@ -173,9 +172,11 @@ def test_cable_pendulum_conserves_energy_to_the_integrators_order():
     V[:, 3:] = np.cross([0.0, 0.0, 1.0], X[:, 3:])
     v0 = jnp.asarray(V.reshape(-1))
 
+    energies = jax.jit(jax.vmap(lambda q, v: jaxmbs.energy(mech, params, q, v)))
+
     def drift(dt):
         tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, 0.2), dt, save_every=int(round(0.02 / dt)))
-        En = jax.vmap(lambda q, v: jaxmbs.energy(mech, params, q, v))(tr.q, tr.v)
+        En = energies(tr.q, tr.v)
         assert int(np.max(np.asarray(tr.status))) == 0
         return float(jnp.max(jnp.abs(En["total"] - En["total"][0])) / jnp.max(En["kinetic"])), tr
 
