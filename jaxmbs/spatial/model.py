@@ -12,6 +12,10 @@ and the angular velocity omega (3,) in BODY axes (v has 6 entries per body). Poi
 given globally in the initial configuration (`at=`) or in body coordinates
 (`point_i=`, `point_j=`); axes likewise (`axis=` global, `axis_i=` / `axis_j=` body).
 All inputs in SI units (m, kg, kg m^2, rad, s, N).
+
+Flexible cables (spatial ANCF: position and slope per node, `jaxmbs.flexible.ancf3d`):
+`add_beam`, `add_node_pin`, `add_node_weld`, `add_node_load`, `add_beam_line_load` and the
+spherical `add_beam_body_pin` come from `jaxmbs.flexible.build.CableBuilder`.
 """
 from __future__ import annotations
 
