@@ -110,8 +110,8 @@ def test_cantilever_3d_matches_planar_ancf_and_elastica_in_the_load_plane():
     (0, cos 35deg, -sin 35deg) of the y-z plane: the problem stays planar in the load's
     plane, so the tip's (axial, in-plane) position and slope equal the planar ANCF beam's
     at the same mesh (8 elements) to 1e-9 relative (measured 2.4e-15: the same kernels in
-    another basis) and, out of the plane, stay 0 (measured < 3e-16); the in-plane deflection, shortening and
-    rotation equal the elastica's to 1e-3 of L (the planar mesh error at 8 elements;
+    another basis) and, out of the plane, stay 0 (measured < 3e-16); the in-plane
+    deflection, shortening and rotation equal the elastica's to 1e-3 of L (the planar mesh error at 8 elements;
     measured 3.0e-4 in the deflection; 32 elements: the slow test below)."""
     alpha = 1.0
     P = alpha * EI / L**2
@@ -236,16 +236,23 @@ def test_cantilever_3d_matches_the_elastica_at_32_elements():
     """The skew-loaded 3D cantilever (alpha = 1, 32 elements) against the elastica to
     1e-6 of L in deflection, shortening and rotation (the planar beam's documented 32
     element error at alpha = 1 is 6.3e-7; measured here 6.3e-7, i.e. 7.3e-6 relative to the
-    small shortening, 1.7e-6 to the deflection)."""
+    small shortening, 1.7e-6 to the deflection); the clamp's reaction is minus the load
+    and minus its moment about the clamp, r_tip x F (statics of the whole cable)."""
     mech, params, q0, tip = _cantilever3d(32)
     i = mech.coordinate_index(f"{tip}.x")
     ang = np.deg2rad(35.0)
-    n = np.array([0.0, np.cos(ang), -np.sin(ang)])
-    x = _solve(mech, params, q0, EI / L**2 * n, steps=1)
+    Fo = EI / L**2 * np.array([0.0, np.cos(ang), -np.sin(ang)])
+    p = mech.replace(params, {"tip_load.force": list(Fo)})
+    eq = jaxmbs.equilibrium(mech, p, q0, tol=1e-8)
+    x = np.asarray(eq.q)
     r, s = x[i:i + 3], x[i + 3:i + 6]
+    n = Fo / np.linalg.norm(Fo)
     tip_vals = np.array([r @ n / L, (L - r[0]) / L, np.arctan2(s @ n, s[0])])
     err = tip_vals - np.asarray(elastica_tip(1.0))
     assert np.max(np.abs(err)) < 1e-6, err
+    rc = jaxmbs.reactions(mech, p, eq.q, eq.lam)["clamp"]
+    np.testing.assert_allclose(rc["force"], -Fo, atol=1e-7)
+    np.testing.assert_allclose(rc["moment"], -np.cross(r, Fo), atol=1e-7)
 
 
 def test_builder_refuses_bad_input_naming_it():
