@@ -70,18 +70,19 @@ _gx, _gw = np.polynomial.legendre.leggauss(5)
 GAUSS_POINTS = (0.5 * (_gx + 1.0), 0.5 * _gw)
 
 
-def shape_functions(xi, L):
+def shape_functions(xi, L, xp=jnp):
     """Hermite shape functions of xi (...) for elements of length L (...):
-    S, dS/dxi, d2S/dxi2, each (..., 4) in the order (r_i, r_x,i, r_j, r_x,j)."""
-    xi = jnp.asarray(xi)
-    L = jnp.asarray(L)
+    S, dS/dxi, d2S/dxi2, each (..., 4) in the order (r_i, r_x,i, r_j, r_x,j).
+    xp: the array module (numpy for constants computed at import: no XLA compiles)."""
+    xi = xp.asarray(xi)
+    L = xp.asarray(L)
     x2, x3 = xi * xi, xi * xi * xi
-    S = jnp.stack(jnp.broadcast_arrays(1 - 3 * x2 + 2 * x3, L * (xi - 2 * x2 + x3), 3 * x2 - 2 * x3,
-                                       L * (x3 - x2)), -1)
-    dS = jnp.stack(jnp.broadcast_arrays(-6 * xi + 6 * x2, L * (1 - 4 * xi + 3 * x2), 6 * xi - 6 * x2,
-                                        L * (3 * x2 - 2 * xi)), -1)
-    ddS = jnp.stack(jnp.broadcast_arrays(-6 + 12 * xi, L * (-4 + 6 * xi), 6 - 12 * xi,
-                                         L * (6 * xi - 2)), -1)
+    S = xp.stack(xp.broadcast_arrays(1 - 3 * x2 + 2 * x3, L * (xi - 2 * x2 + x3), 3 * x2 - 2 * x3,
+                                     L * (x3 - x2)), -1)
+    dS = xp.stack(xp.broadcast_arrays(-6 * xi + 6 * x2, L * (1 - 4 * xi + 3 * x2), 6 * xi - 6 * x2,
+                                      L * (3 * x2 - 2 * xi)), -1)
+    ddS = xp.stack(xp.broadcast_arrays(-6 + 12 * xi, L * (-4 + 6 * xi), 6 - 12 * xi,
+                                       L * (6 * xi - 2)), -1)
     return S, dS, ddS
 
 
@@ -190,7 +191,7 @@ def element_mass(L, rhoA):
 
 
 # integral_0^1 S_a S_b dxi of the shape functions with the slope ones (S2, S4) divided by L
-_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[np.asarray(shape_functions(GAUSS_POINTS[0], 1.0)[0])] * 2)
+_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[shape_functions(GAUSS_POINTS[0], 1.0, np)[0]] * 2)
 
 
 def _unit_mass_apply(L, ed):
