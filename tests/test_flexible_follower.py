@@ -38,11 +38,7 @@ sys.path.insert(0, str(ROOT / "examples"))
 
 import beck_column as BC  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _x64():
-    with jax.enable_x64(True):
-        yield
+# float64: tests/conftest.py enables it for the whole suite
 
 
 def _hermite_point(e, xi, L):
