@@ -18,9 +18,10 @@ independent of the family's kernel:
 Documented meshes (float64, measured on this tree; EA = 1e6 N): tip moment, error of the
 tip position relative to |tip| against the extensible arc: M L / EI = 1: 4.2e-8 at 16
 elements (default suite), 2.6e-9 at 32; pi: 1.3e-5 at 16, 8.0e-7 at 32 (slow);
-2 pi - 0.3: 2.1e-5 at 48, 6.8e-6 at 64, 128 elements in the slow test. Beck: 4 / 8
-elements P_cr = 20.0993 / 20.0555 EI/L^2 (+2.4e-3 / +2.2e-4), dead load 2.46750 /
-2.46742 (pi^2 / 4 = 2.46740).
+2 pi - 0.3: 2.1e-5 at 48, 6.8e-6 at 64, 4.1e-7 at 128 elements (slow test). EA = 100 N,
+M L / EI = 1, 16 elements: 3.6e-8 from the extensible arc, 1.3e-2 from the inextensible.
+Beck: 4 / 8 / 16 elements P_cr = 20.0993 / 20.0555 / 20.0524 EI/L^2 (+2.4e-3 / +2.2e-4 /
++6.9e-5), dead load 2.46750 / 2.46742 / 2.46742 (pi^2 / 4 = 2.46740).
 """
 import sys
 from pathlib import Path
@@ -138,7 +139,8 @@ def _tip_moment_statics(elements, Ms, EA=1e6):
     """Tip (x, y) of the clamped cantilever under each tip moment in Ms, by
     `jaxmbs.equilibrium` from the nodes sampled on the exact arc (guess)."""
     m = jaxmbs.Model(gravity=(0.0, 0.0))
-    n = m.add_beam("b", (0.0, 0.0), (1.0, 0.0), elements=elements, section=dict(E=EA, A=1.0, I=1.0 / EA, rho=1.0))
+    n = m.add_beam("b", (0.0, 0.0), (1.0, 0.0), elements=elements,
+                   section=dict(E=EA, A=1.0, I=1.0 / EA, rho=1.0))  # EI = 1 N m^2
     m.add_node_weld("clamp", n[0])
     m.add_node_torque("M", n[-1], 0.0)
     mech, p, q0, _ = m.build()
