@@ -6,6 +6,10 @@
                                              # pendulum (runs 200 s instead); writes only
                                              # benchmarks/results/accuracy_quick.json and
                                              # prints the Markdown
+    python benchmarks/accuracy.py --only bricard,top
+                                             # reruns those problems, keeps the others'
+                                             # rows (and the convergence study) from
+                                             # benchmarks/results/accuracy.json
     options: --all-threads (let XLA use every core; default one thread, see below),
              --out FILE, --json FILE
 
@@ -415,7 +419,7 @@ def bricard():
     drift = float(traj.energy_drift())
     ok = rep["dof"] == 1 and len(rep["redundant"]) == 1 and int(traj.status) == 0
     return dict(problem="Bricard's overconstrained linkage, 10 s", integrator="RK4(dt=5e-4) + Projection()",
-                solver=f"SchurCholesky(regularization={ex.SOLVER.regularization:g}, refine={ex.SOLVER.refine})",
+                solver="SchurCholesky()" if ex.SOLVER == mb.SchurCholesky() else repr(ex.SOLVER),
                 accuracy=f"dof {rep['dof']} (Grubler 0), redundant row {', '.join(rep['redundant'])}; P3 error {err:.1e} m vs Kane reference",
                 constraint_drift=float(np.max(np.asarray(traj.constraint_error))), energy_drift=drift,
                 wall_s=wall, target="no failed status, P3 to 1e-7 m, energy drift < 1e-9",
@@ -641,6 +645,12 @@ def markdown(res, quick):
           f"start {_load(m.get('loadavg_start'))}, at the end {_load(res.get('loadavg_end'))} "
           "(2 CPUs: a load above 2 means other processes competed for the cores, and wall times "
           "grow accordingly; N = 40 has 242 constraint rows, bandwidth 5 after reordering, and runs on the banded Schur path).", "",
+          ] + ([f"Rows rerun since (`--only {','.join(res['rerun']['keys'])}`, "
+                f"{res['rerun'].get('wall_s', 0.0):.0f} s, jaxmbs {res['rerun']['machine'].get('jaxmbs')}, "
+                f"jax {res['rerun']['machine'].get('jax')}, load at the start "
+                f"{_load(res['rerun']['machine'].get('loadavg_start'))}): "
+                f"{', '.join(res['problems'][k]['problem'] for k in res['rerun']['keys'])}.", ""]
+               if res.get("rerun") else []) + [
           "Reproduce: `python benchmarks/accuracy.py` (1.5–12 minutes on the 2-core machine, depending "
           "on its load); the same checks run as tests in `tests/test_validation.py` "
           "(`pytest -m slow` for the long ones).", ""]
@@ -680,6 +690,9 @@ def main(argv=None):
                     "with --quick: none, printed)")
     ap.add_argument("--json", default=None, help="JSON output (default benchmarks/results/"
                     "accuracy.json, accuracy_quick.json with --quick)")
+    ap.add_argument("--only", default=None, metavar="KEYS",
+                    help="comma-separated problem keys to rerun (e.g. bricard,top); the other "
+                    "rows, the pendulum example and the convergence study are kept from the JSON")
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
     res = {"machine": machine_info(), "quick": a.quick, "problems": {}}
@@ -690,19 +703,38 @@ def main(argv=None):
         steps.append(("four_bar_40", lambda: four_bar(40)))
     steps.append(("pendulum", lambda: pendulum(200.0 if a.quick else 2000.0)))
     steps += list(SPATIAL)
+    old = None
+    if a.only:
+        only = [k.strip() for k in a.only.split(",") if k.strip()]
+        unknown = sorted(set(only) - {k for k, _ in steps})
+        if unknown:
+            ap.error(f"--only: unknown problem(s) {unknown}; known: {[k for k, _ in steps]}")
+        src = a.json or os.path.join(ROOT, "benchmarks", "results",
+                                     "accuracy_quick.json" if a.quick else "accuracy.json")
+        with open(src) as fh:
+            old = json.load(fh)
+        res.update({k: v for k, v in old.items() if k not in ("machine", "problems")})
+        res["problems"] = P = dict(old["problems"])
+        res["rerun"] = {"keys": only, "machine": res["machine"]}
+        res["machine"] = old.get("machine", res["machine"])
+        steps = [(k, fn) for k, fn in steps if k in only]
     for key, fn in steps:
         print(f"[accuracy] {key} ...", flush=True)
         P[key] = fn()
         r = P[key]
         print(f"[accuracy]   {r['accuracy']}; wall {r['wall_s']:.1f} s; "
               f"{'ok' if r['pass'] else 'FAILED ' + r['target']}", flush=True)
-    if not a.quick:
-        print("[accuracy] pendulum example ...", flush=True)
-        res["pendulum_example"] = pendulum_example(2000.0)
-    print("[accuracy] convergence ...", flush=True)
-    res["convergence"] = convergence()
-    res["total_wall_s"] = time.perf_counter() - t_start
-    res["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    if old is None:
+        if not a.quick:
+            print("[accuracy] pendulum example ...", flush=True)
+            res["pendulum_example"] = pendulum_example(2000.0)
+        print("[accuracy] convergence ...", flush=True)
+        res["convergence"] = convergence()
+        res["total_wall_s"] = time.perf_counter() - t_start
+    else:
+        res["rerun"]["wall_s"] = time.perf_counter() - t_start
+    if old is None:
+        res["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     res["all_pass"] = all(r["pass"] for r in P.values()) and res["convergence"]["pass"]
 
     js = a.json or os.path.join(ROOT, "benchmarks", "results",

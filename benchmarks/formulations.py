@@ -381,8 +381,11 @@ def main(argv=None):
                load=f"{os.getloadavg()[0]:.1f}", problems={})
     if os.path.exists(a.json) and a.problems != ",".join(PROBLEMS):  # keep the problems not rerun
         with open(a.json) as fh:
-            old = json.load(fh).get("problems", {})
+            prev = json.load(fh)
+        old = prev.get("problems", {})
         res["problems"] = {k: p for k, p in old.items() if "batch" in p}  # (this format only)
+        if prev.get("note"):  # (the section's note, '--note _=...')
+            res["note"] = prev["note"]
     for key in a.problems.split(","):
         t_p = time.perf_counter()
         P = PROBLEMS[key]()

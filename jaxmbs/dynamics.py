@@ -15,7 +15,7 @@ import jax.numpy as jnp
 from . import status as st
 from .banded import wants_sparse
 from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
-from .saddle import SchurCholesky
+from .saddle import SchurCholesky, dropped_row_check
 from .stabilize import NoStabilization
 
 __all__ = ["Accelerations", "accelerations", "MechanismTerm", "step", "finish_step", "StepState",
@@ -54,13 +54,16 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
 
 
 def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
-                   stabilizer=NoStabilization()) -> Accelerations:
-    """`accelerations` without the input checks (the engine's inner loop)."""
+                   stabilizer=NoStabilization(), check=True) -> Accelerations:
+    """`accelerations` without the input checks (the engine's inner loop). check: whether
+    the solver judges its dropped rows here (bool or traced scalar bool; False at the
+    trial states of a step's later stages, see `saddle.dropped_row_check`)."""
     terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)
     gamma = stabilizer.gamma(terms, v)
-    qdd, lam, status = solver.solve(M, terms.jac, Q, gamma)
+    with dropped_row_check(check):
+        qdd, lam, status = solver.solve(M, terms.jac, Q, gamma)
     power = P - lam @ (terms.jac @ v)
     return Accelerations(qdd, lam, power, status, terms, Q, V)
 
@@ -68,7 +71,9 @@ def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
 class MechanismTerm(NamedTuple):
     """The vector field of a mechanism for the integrators (diffrax's 'term').
 
-    vf(t, y) -> ((qdot, vdot, power), status) for y = (q, v, w); qdot(q, v) and
+    vf(t, y, check=True) -> ((qdot, vdot, power), status) for y = (q, v, w); check: judge
+    the solver's dropped rows at this state (the integrators pass stage == 0: a step's
+    later stages are trial states off the constraint manifold). qdot(q, v) and
     retract(q, dv) are the node families' kinematic maps. u(t) -> controls.
     """
 
@@ -77,11 +82,12 @@ class MechanismTerm(NamedTuple):
     u: Callable
     solver: Any
     stabilizer: Any
+    stage_check = True  # vf takes check= (see jaxmbs.integrators._stage_vf)
 
-    def vf(self, t, y):
+    def vf(self, t, y, check=True):
         q, v, _ = y
         acc = _accelerations(self.mech, self.params, q, v, t, self.u(t), solver=self.solver,
-                             stabilizer=self.stabilizer)
+                             stabilizer=self.stabilizer, check=check)
         return (self.mech.qdot(q, v), acc.qdd, acc.power), acc.status
 
     def qdot(self, q, v):

@@ -44,6 +44,9 @@ def _rk_stages(term, t, y, h, A, c, unroll=False):
 
     A: (s, s) strictly lower-triangular tableau, c: (s,) nodes (NumPy constants).
     Returns ks (a pytree like y with a leading stage axis) and the OR of the stage statuses.
+    Terms that take it (`MechanismTerm`) are told which stage is the first
+    (vf(t, y, check=i == 0)): the later stages are trial states, where the solver does not
+    judge its dropped rows (`jaxmbs.saddle.dropped_row_check`).
     """
     s = len(c)
     A = jnp.asarray(A, jax.tree_util.tree_leaves(y)[0].dtype)
@@ -53,7 +56,7 @@ def _rk_stages(term, t, y, h, A, c, unroll=False):
     def stage(carry, i):
         ks, status = carry
         yi = tmap(lambda a, k: a + h * jnp.tensordot(A[i], k, axes=1), y, ks)
-        k, st = term.vf(t + c[i] * h, yi)
+        k, st = _stage_vf(term, t + c[i] * h, yi, i == 0)
         ks = tmap(lambda K, kk: K.at[i].set(kk), ks, k)
         return (ks, status | st), None
 
@@ -64,6 +67,13 @@ def _rk_stages(term, t, y, h, A, c, unroll=False):
         return carry
     (ks, status), _ = jax.lax.scan(stage, carry, jnp.arange(s))
     return ks, status
+
+
+def _stage_vf(term, t, y, first):
+    """term.vf at a stage: with check=first where the term takes it."""
+    if getattr(term, "stage_check", False):
+        return term.vf(t, y, check=first)
+    return term.vf(t, y)
 
 
 def _combine(y, h, b, ks):

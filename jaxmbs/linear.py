@@ -359,6 +359,12 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
     check: with concrete inputs, raise ValueError when Newton does not converge. Traced
     (jit / vmap): per-member `status`.
     Returns an `EquilibriumResult` with the reduced stiffness's eigenvalues and stability.
+    With non-conservative forces that depend on q (follower loads on beams,
+    `add_node_load(..., follower=True)`) the tangent stiffness is not symmetric: `stiffness`
+    and `stable` see its symmetric part only and can misjudge stability both ways (Beck's
+    column at P = 15 EI/L^2, 4 elements: stable by its eigenvalues, `stable` False; flutter
+    is invisible to them); judge stability by the eigenvalues of `linearize` there
+    (examples/beck_column.py).
     """
     q = jnp.asarray(q_guess)
     if not jnp.issubdtype(q.dtype, jnp.floating):

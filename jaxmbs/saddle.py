@@ -8,6 +8,9 @@ Each solver is a small hashable configuration object with
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import jax
 import jax.numpy as jnp
 
@@ -205,11 +208,48 @@ def schur_tol(dtype, tol=None):
     return float(jnp.finfo(dtype).eps) ** 0.5 if tol is None else float(tol)
 
 
+_DROPPED_ROW_CHECK = contextvars.ContextVar("jaxmbs_dropped_row_check", default=True)
+
+
+@contextlib.contextmanager
+def dropped_row_check(enabled):
+    """Within this context (at trace time), the solvers judge their dropped rows (the
+    SINGULAR check of `SchurCholesky` and the banded path) only where `enabled` is true:
+    a Python bool or a traced scalar bool (an integrator's stage index == 0).
+
+    The check belongs to the states a step starts from, which lie on the constraint
+    manifold (to the projection's tolerance). The later stages of a Runge-Kutta step are
+    evaluated at trial states off it by O(h^2); there a row that is redundant on the
+    manifold is still dropped (its pivot ~ the distance to the manifold) but its
+    right-hand side no longer holds to sqrt(eps): Bricard's linkage was flagged SINGULAR
+    on every RK4 step. A singular configuration (a dead point) is then reported at the
+    first accepted state that reaches it, one step later at most."""
+    token = _DROPPED_ROW_CHECK.set(enabled)
+    try:
+        yield
+    finally:
+        _DROPPED_ROW_CHECK.reset(token)
+
+
+def _check_gate(pred):
+    """pred (a scalar bool) restricted to where the dropped-row check is enabled
+    (`dropped_row_check`); a Python False when it is statically off."""
+    on = _DROPPED_ROW_CHECK.get()
+    if on is True:
+        return pred
+    if on is False:
+        return False
+    return pred & on
+
+
 def inconsistent(residual, scale, dropped, dtype, tol=None):
     """True if a dropped row's residual exceeds schur_tol * scale (`row_scale`): a
     dependent row whose right-hand side contradicts the rows it depends on (a singular
-    configuration, not a redundant constraint). residual, scale (m,), dropped (m,) bool."""
-    return jnp.any(dropped & (jnp.abs(residual) > schur_tol(dtype, tol) * scale))
+    configuration, not a redundant constraint). residual, scale (m,), dropped (m,) bool.
+    False where the check is disabled (`dropped_row_check`)."""
+    bad = jnp.any(dropped & (jnp.abs(residual) > schur_tol(dtype, tol) * scale))
+    gated = _check_gate(bad)
+    return jnp.zeros((), bool) if gated is False else gated
 
 
 @static_class
@@ -227,7 +267,9 @@ class SchurCholesky:
     the independent rows, exactly. The dropped row itself must then hold to within
     tol relative to its terms (`row_scale`; its right-hand side consistent with the rows it
     depends on, as for a redundant constraint); if not, the configuration is singular (a
-    dead point, a loop that cannot move as asked) and status SINGULAR is set.
+    dead point, a loop that cannot move as asked) and status SINGULAR is set. Integrators
+    judge this at the state each step starts from, not at the trial states of its later
+    stages (`dropped_row_check`).
 
     `SchurCholesky(regularization=eps)` damps instead: lam minimises
     |A lam - r|^2 + eps |lam|^2 in the Schur metric (a bias of order eps in the
@@ -319,8 +361,12 @@ def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol):
         scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
         return inconsistent(Alam - rhs, scale, dropped, A.dtype, tol)
 
+    pred = _check_gate(jnp.any(dropped))
+    if pred is False:  # (a later stage of a step: `dropped_row_check`)
+        return jnp.zeros((), bool)
     args = tuple(jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ)) + (dropped,)
-    return rare_cond(jnp.any(dropped), check, lambda args: jnp.zeros((), bool), args)
+    with dropped_row_check(True):  # (gated once, by pred)
+        return rare_cond(pred, check, lambda args: jnp.zeros((), bool), args)
 
 
 def augmented_mass(M, jac, Q, gamma):

@@ -66,8 +66,9 @@ def cam():
 
 def beams():
     """Two planar ANCF beams: one clamped to the ground, the other pinned to its tip, a dead
-    load on the free end and a line load on b2; b2 with Rayleigh damping; rigid bodies
-    pinned to a node and welded to a material point."""
+    load and a follower load on the free end, a torque mid-element of b1 and a line load
+    on b2; b2 with Rayleigh damping; rigid bodies pinned to a node and welded to a
+    material point."""
     m = mb.Model(gravity=(0.0, -9.81))
     sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
     n1 = m.add_beam("b1", (0.0, 0.0), (0.5, 0.0), elements=2, section=sec)
@@ -76,6 +77,8 @@ def beams():
     m.add_node_pin("hinge", n2[0], n1[-1])
     m.add_node_load("tip", n2[-1], (0.0, -1.0))
     m.add_beam_line_load("wind", "b2", (0.5, -0.25))
+    m.add_node_load("push", n2[-1], (-0.5, 0.2), follower=True)  # section frame (t, n)
+    m.add_node_torque("twist", n1[1], 0.3, xi=0.5)               # mid-element, N m
     # a rigid link pinned to the free end, a second link welded to b1's mid-element
     m.add_body("link", mass=0.2, inertia=1e-3, position=(1.1, 0.0), angle=0.2)
     m.add_beam_body_pin("tip_pin", n2[-1], "link")

@@ -258,7 +258,7 @@ def test_generalized_alpha_error_control(fourbar_state, controller):
 def test_bricard_runs_through(integrator, solver):
     """Bricard's linkage (one redundant row): generalized-alpha with least-squares Newton
     steps, RATTLE with the Udwadia-Kalaba formulation: 1 s without a failed status, the
-    position of P3 within 1e-5 m of RK4 + projection with the regularised Schur solver."""
+    position of P3 within 1e-5 m of RK4 + projection with examples/bricard.py's solver."""
     import bricard
     mech, params, q0, v0 = bricard.build()
     T, dt = 1.0, 2e-3

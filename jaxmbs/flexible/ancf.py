@@ -47,6 +47,9 @@ Families (registered on import):
   (r_x = (1, 0)) the direction (cos angle, sin angle)). A pin + slope to the ground is a
   clamp (weld); the slope's magnitude (axial strain) stays free.
 * force family 'ancf_load': a dead force (2,) N on a node (potential -F . r).
+* force family 'beam_follower' (frame kind 'planar_beam'): a follower force (2,) N in the
+  deformed cross-section frame (tangent, normal) and a torque N m at a material point xi
+  of an element; non-conservative (no potential, its power counted as work).
 * frame kind 'planar_beam' (a view: a planar frame's (x, y, theta) and an element's two
   nodes, 11 entries) and its constraint families 'beam_point' (2 rows: the material point
   xi of an element on a body point, a pin) and 'beam_slope' (1 row: the slope at xi along
@@ -64,7 +67,7 @@ import numpy as np
 from ..core import families as F
 
 __all__ = ["ANCF2D", "shape_functions", "element_energy", "element_forces", "element_damping",
-           "element_mass", "beam_shape", "tip_state", "GAUSS_POINTS"]
+           "element_mass", "beam_shape", "tip_state", "GAUSS_POINTS", "BeamFollower"]
 
 ANCF2D = "ancf2d"
 
@@ -74,18 +77,19 @@ _gx, _gw = np.polynomial.legendre.leggauss(5)
 GAUSS_POINTS = (0.5 * (_gx + 1.0), 0.5 * _gw)
 
 
-def shape_functions(xi, L):
+def shape_functions(xi, L, xp=jnp):
     """Hermite shape functions of xi (...) for elements of length L (...):
-    S, dS/dxi, d2S/dxi2, each (..., 4) in the order (r_i, r_x,i, r_j, r_x,j)."""
-    xi = jnp.asarray(xi)
-    L = jnp.asarray(L)
+    S, dS/dxi, d2S/dxi2, each (..., 4) in the order (r_i, r_x,i, r_j, r_x,j).
+    xp: the array module (numpy for constants computed at import: no XLA compiles)."""
+    xi = xp.asarray(xi)
+    L = xp.asarray(L)
     x2, x3 = xi * xi, xi * xi * xi
-    S = jnp.stack(jnp.broadcast_arrays(1 - 3 * x2 + 2 * x3, L * (xi - 2 * x2 + x3), 3 * x2 - 2 * x3,
-                                       L * (x3 - x2)), -1)
-    dS = jnp.stack(jnp.broadcast_arrays(-6 * xi + 6 * x2, L * (1 - 4 * xi + 3 * x2), 6 * xi - 6 * x2,
-                                        L * (3 * x2 - 2 * xi)), -1)
-    ddS = jnp.stack(jnp.broadcast_arrays(-6 + 12 * xi, L * (-4 + 6 * xi), 6 - 12 * xi,
-                                         L * (6 * xi - 2)), -1)
+    S = xp.stack(xp.broadcast_arrays(1 - 3 * x2 + 2 * x3, L * (xi - 2 * x2 + x3), 3 * x2 - 2 * x3,
+                                     L * (x3 - x2)), -1)
+    dS = xp.stack(xp.broadcast_arrays(-6 * xi + 6 * x2, L * (1 - 4 * xi + 3 * x2), 6 * xi - 6 * x2,
+                                      L * (3 * x2 - 2 * xi)), -1)
+    ddS = xp.stack(xp.broadcast_arrays(-6 + 12 * xi, L * (-4 + 6 * xi), 6 - 12 * xi,
+                                       L * (6 * xi - 2)), -1)
     return S, dS, ddS
 
 
@@ -215,7 +219,7 @@ def element_mass(L, rhoA, d=2):
 
 
 # integral_0^1 S_a S_b dxi of the shape functions with the slope ones (S2, S4) divided by L
-_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[np.asarray(shape_functions(GAUSS_POINTS[0], 1.0)[0])] * 2)
+_H1 = np.einsum("g,ga,gb->ab", GAUSS_POINTS[1], *[shape_functions(GAUSS_POINTS[0], 1.0, np)[0]] * 2)
 
 
 def _unit_mass_apply(L, ed):
@@ -584,8 +588,47 @@ class BeamSlope(_OnElement):
         return g[:, None], Gi, Gj, quad[:, None]
 
 
+class BeamFollower(F.ForceFamily):
+    """A follower force and a torque at the material point xi in [0, 1] of an element of
+    length `length` (m; a copy of the element's length made at build time) on frame j
+    (frame kind 'planar_beam'; frame i unused):
+
+    * `force` (k, 2) N in the deformed cross-section frame at xi: components along the
+      unit tangent t = r_x / |r_x| and the normal n = z x t = (-t_y, t_x), so the force
+      turns with the beam: f = F_t t + F_n n, Q = S(xi)^T f (S the shape functions).
+    * `torque` (k,) N m about z: the work conjugate of the section angle
+      theta = atan2(y_x, x_x) at xi, Q = M S_x(xi)^T dtheta/dr_x,
+      dtheta/dr_x = (-y_x, x_x) / |r_x|^2 (in the plane a moment is the same dead or
+      following).
+
+    Both are non-conservative (a follower force has no potential; the torque's potential
+    -M theta is multi-valued, theta winding past +-pi): V = 0 and the power
+    P = Q . V (W), which `simulate` integrates into the work of non-conservative forces.
+    info: 'force_x', 'force_y' (N), the follower force in global axes."""
+
+    name = "beam_follower"
+    frame = PLANAR_BEAM
+    fields = ("force", "torque", "xi", "length")
+
+    def evaluate(self, p, a):
+        from ..planar.geometry import perp
+        e, _, S, Sx = _material(p, a.Xj, a.Vj)
+        rx = jnp.einsum("ka,kac->kc", Sx, e)
+        n2 = jnp.sum(rx * rx, -1)
+        t = rx / jnp.sqrt(n2)[:, None]
+        f = p["force"][:, :1] * t + p["force"][:, 1:] * perp(t)
+        dth = (p["torque"] / n2)[:, None] * perp(rx)           # M dtheta/dr_x (k, 2)
+        rows = jnp.einsum("ka,kc->kac", S, f) + jnp.einsum("ka,kc->kac", Sx, dth)
+        Qj = _element_block(rows[:, None])[:, 0]
+        P = jnp.sum(Qj * a.Vj, -1)
+        return jnp.zeros_like(Qj), Qj, jnp.zeros_like(P), P, {"force_x": f[:, 0], "force_y": f[:, 1]}
+
+    def validate(self, p, xp=np):
+        return _OnElement.validate(self, p, xp)
+
+
 for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad(),
-           PlanarBeamFrame(), BeamPoint(), BeamSlope()):
+           PlanarBeamFrame(), BeamPoint(), BeamSlope(), BeamFollower()):
     F.register(_f)
 
 

@@ -5,8 +5,8 @@ node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); t
 section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
 '.E', '.I', '.length' (the element from node k to node k + 1), its Rayleigh damping
 '.alpha', '.beta' and its distributed load '.line_load' (`add_beam_line_load`). `add_node_pin`,
-`add_node_weld` and `add_node_load` attach nodes to the ground or to other beam nodes
-and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
+`add_node_weld`, `add_node_load` (dead or follower forces) and `add_node_torque` attach
+nodes to the ground or to other beam nodes and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
 material point xi of an element, to a rigid body, a particle or the ground (constraint
 families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
 
@@ -42,7 +42,7 @@ class _BeamMethods:
     def _init_beams(self):
         self._beams = {}       # beam name -> dict(nodes, q, section, length)
         self._beam_node = {}   # node name -> (beam, k)
-        self._node_loads = []  # dicts: name, node, force
+        self._node_loads = []  # dicts: family ('ancf_load', 'beam_follower'), its fields
 
     @recorded
     def add_beam(self, name, start, end, elements=8, section=None) -> tuple:
@@ -182,14 +182,42 @@ class _BeamMethods:
         return name
 
     @recorded
-    def add_node_load(self, name, node, force) -> str:
-        """A dead (constant, non-following) force (2,) planar / (3,) spatial, N, on a beam
-        node, global axes; its Params leaf is f'{name}.force'."""
+    def add_node_load(self, name, node, force, follower=False, xi=0.0) -> str:
+        """A force ((2,) planar / (3,) spatial, N) on a beam node, or (planar follower
+        forces) on the material point xi of the element that starts at `node` (xi = 0: the
+        node itself, 1: the next node).
+
+        follower=False (default): a dead (constant, non-following) force in global axes,
+        conservative (potential -F . r); at the node only (xi = 0; the last node of a
+        beam is its own xi = 0). Params leaf f'{name}.force' (family 'ancf_load', 3D
+        'ancf3d_load').
+        follower=True (planar beams only): a follower force given in the deformed
+        cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
+        t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
+        tangential compressive tip force of a cantilever along +x is (-P, 0): Beck's
+        column). Non-conservative: no potential; its power Q . v is counted in the work
+        `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
+        '.length' (family 'beam_follower').
+        """
         self._new_name(name, "force")
         owner = f"load {name!r}"
         self._node(node, owner)
-        self._node_loads.append(dict(name=name, fi=GROUND, fj=node,
-                                     force=B.vector(force, self._beam_dim, f"{owner}: force")))
+        f = B.vector(force, self._beam_dim, f"{owner}: force")
+        if not isinstance(follower, (bool, np.bool_)):
+            raise ValueError(f"{owner}: follower must be True (force in the cross-section frame, "
+                             f"turning with the beam) or False (dead, global axes), got {follower!r}")
+        if follower:
+            if self._beam_dim != 2:
+                raise ValueError(f"{owner}: follower loads exist for planar beams only (a cable has "
+                                 "no cross-section frame); give follower=False (a dead load)")
+            self._node_loads.append(self._follower(owner, name, node, xi, force=f, torque=0.0))
+            return name
+        x = B.finite(xi, f"{owner}: xi")
+        if x != 0.0:
+            raise ValueError(f"{owner}: a dead load acts at a node only (xi = 0), got xi = {x}; "
+                             f"put a node there (more elements) or give follower=True")
+        self._node_loads.append(dict(family=self._beam_families["load"], name=name, fi=GROUND,
+                                     fj=node, force=f))
         return name
 
     @recorded
@@ -227,7 +255,12 @@ class _BeamMethods:
         return out
 
     def _beam_forces(self):
-        return {self._beam_families["load"]: [dict(x) for x in self._node_loads]}
+        out = {self._beam_families["load"]: []}
+        if self._beam_dim == 2:
+            out["beam_follower"] = []
+        for x in self._node_loads:
+            out[x["family"]].append({k: v for k, v in x.items() if k != "family"})
+        return out
 
 
 class BeamBuilder(_BeamMethods):
@@ -263,6 +296,30 @@ class BeamBuilder(_BeamMethods):
         p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=x, length=L)
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
+
+
+    @recorded
+    def add_node_torque(self, name, node, torque, xi=0.0) -> str:
+        """A torque (moment about z, N m; positive counter-clockwise) on a beam node, or on
+        the material point xi in [0, 1] of the element that starts at `node`. Its
+        generalised force is M dtheta/dq with theta = atan2(y_x, x_x) the angle of the
+        slope there (Q = M (-y_x, x_x) / |r_x|^2 on a node's slope); in the plane a moment
+        is the same dead or following. Treated as non-conservative (its potential -M theta
+        is multi-valued once theta winds past +-pi): no potential, its power M theta_dot
+        counted in the work `simulate` integrates. Params leaves f'{name}.torque', '.force'
+        (0, a follower force), '.xi', '.length' (family 'beam_follower')."""
+        self._new_name(name, "force")
+        owner = f"torque {name!r}"
+        self._node(node, owner)
+        M = B.finite(torque, f"{owner}: torque")
+        self._node_loads.append(self._follower(owner, name, node, xi, force=np.zeros(2), torque=M))
+        return name
+
+    def _follower(self, owner, name, node, xi, force, torque):
+        """The 'beam_follower' instance of a load at the material point xi of `node`."""
+        elem, x, L, _, _ = self._material_point(owner, node, xi)
+        return dict(family="beam_follower", name=name, fi=GROUND, fj=elem, force=force,
+                    torque=torque, xi=x, length=L)
 
 
 class CableBuilder(_BeamMethods):

@@ -83,7 +83,8 @@ FIELD_SAMPLERS = {
                                          [-0.2, 0.1]])[:K],
 }
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
-SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
+SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,),
+          ("beam_follower", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
 
 
 def _params(fam, dim, rng):
@@ -329,7 +330,9 @@ FORCES = list(F.registered("force"))
 # (family, field) values that make a family conservative at rest (no explicit time
 # dependence): the rotating frame at constant omega
 CONSERVATIVE_SETUP = {"rotating_frame": {"amp": 0.0, "coef": [1.3, 0, 0, 0, 0, 0]}}
-NO_POTENTIAL = {"load", "load3", "joint_actuator"}
+# non-conservative: no potential, power P = Q . v (the follower force and torque on a
+# beam: tests/test_flexible_follower.py checks them against autodiff of the virtual work)
+NO_POTENTIAL = {"load", "load3", "joint_actuator", "beam_follower"}
 # actuator fields (constant force / torque: not conservative) zeroed for the gradient check
 ACTUATOR_OFF = {"spring": {"force": 0.0}, "torsion": {"torque": 0.0},
                 "spring3": {"force": 0.0}, "torsion3": {"torque": 0.0},

@@ -524,12 +524,19 @@ class _Interp:
         zeros = np.zeros(operand.shape, np.int32)
         params = dict(eqn.params)
         params.pop("update_jaxpr", None), params.pop("update_consts", None)
-        with jax.ensure_compile_time_eval():
-            counts = np.stack([np.asarray(jax.lax.scatter_add(
-                zeros, idx, onehot[u], params["dimension_numbers"],
-                indices_are_sorted=params.get("indices_are_sorted", False),
-                unique_indices=params.get("unique_indices", False),
-                mode=params.get("mode"))) for u in range(U)]).reshape(U, -1)
+
+        def count(u):  # (integer scatter-add of a one-hot update: NumPy, else JAX)
+            r = _numpy_eval.evaluate("scatter-add", [zeros, idx, onehot[u]], params,
+                                     [jax.ShapeDtypeStruct(zeros.shape, np.int32)])
+            if r is not None:
+                return r[0]
+            with jax.ensure_compile_time_eval():
+                return np.asarray(jax.lax.scatter_add(
+                    zeros, idx, onehot[u], params["dimension_numbers"],
+                    indices_are_sorted=params.get("indices_are_sorted", False),
+                    unique_indices=params.get("unique_indices", False), mode=params.get("mode")))
+
+        counts = np.stack([count(u) for u in range(U)]).reshape(U, -1)
         dtype = eqn.outvars[0].aval.dtype
         flat_u = updates.reshape(-1)
         out = operand.reshape(-1).copy()
