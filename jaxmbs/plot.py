@@ -64,8 +64,10 @@ def geometry(mech, params, q) -> dict:
       'grounds': (2,) ground attachment points; 'curves': (name, (N, 2) polyline,
       grounded, (2,) contact point) for each curve of a cam joint; 'circles': (name,
       centre, radius), 'lines': (name, point, unit normal) and 'profiles': (name, xs, ys) or
-      (name, fn, None) of penalty contacts; 'points': (N, 2) every point above
-      (for axis limits).
+      (name, fn, None) of penalty contacts; 'beams': (name, (N, 2) deformed centre line,
+      (k, 2) node positions) per ANCF beam (each element's cubic interpolation sampled at
+      `BEAM_SAMPLES` points; its pins to bodies, the ground and other nodes are
+      'revolutes'); 'points': (N, 2) every point above (for axis limits).
     """
     q = np.asarray(q, dtype=float)
     if q.shape != (mech.n_coords,):
@@ -75,15 +77,15 @@ def geometry(mech, params, q) -> dict:
     qe = np.append(q, 0.0)
     cols = mech.frame_cols()
     X = qe[cols]  # (n_frames, 3): x, y, theta of every frame (ground = 0)
-    nb = mech.n_bodies
+    body_frames = _node_frames(mech, "planar_rigid")
 
     def glob(frame, s):
         return X[frame, :2] + _rot(X[frame, 2]) @ np.asarray(s, float)
 
-    local = {f: [np.zeros(2)] for f in range(1, nb + 1)}  # body frame -> local points
+    local = {f: [np.zeros(2)] for _, f in body_frames}  # body frame -> local points
 
     def attach(frame, s):
-        if 1 <= frame <= nb:
+        if frame in local:
             local[frame].append(np.asarray(s, float))
 
     joints_p = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.joints.items()}
@@ -102,7 +104,8 @@ def geometry(mech, params, q) -> dict:
             attach(fj, p["point_j"][k])
 
     out = dict(bodies=[], particles=[], revolutes=[], guides=[], rods=[], springs=[],
-               grounds=[], discs=[], blades=[])
+               grounds=[], discs=[], blades=[], beams=[])
+    _beam_geometry(mech, params, q, joints_p, out, glob, attach)
     forces = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
     if mech.springs.names:
         sp = forces["spring"]
@@ -118,17 +121,19 @@ def geometry(mech, params, q) -> dict:
             attach(f, forces["load"]["point"][k])
     _contact_geometry(mech, forces, out, glob, attach)
 
-    for b in range(1, nb + 1):
+    for name, b in body_frames:
         pts = np.array([glob(b, s) for s in _hull(np.array(local[b]))])
-        out["bodies"].append((mech.body_names[b - 1], pts, X[b, 2]))
-    for i, name in enumerate(mech.particle_names):
-        out["particles"].append((name, X[1 + nb + i, :2].copy()))
+        out["bodies"].append((name, pts, X[b, 2]))
+    for name, f in _node_frames(mech, "particle2d"):
+        out["particles"].append((name, X[f, :2].copy()))
 
     for j in mech.joints:
         if not j.point_ref or j.kind in ("driver", "constraint"):
             continue
         fam, k = j.point_ref
         p = joints_p[fam]
+        if "point_j" not in p:  # (joints of beams: drawn with the beams, _beam_geometry)
+            continue
         Pj = glob(j.frame_j, p["point_j"][k])
         Pi = glob(j.frame_i, p["point_i"][k]) if "point_i" in p else Pj
         grounded = _GROUND in (j.frame_i, j.frame_j)
@@ -160,8 +165,64 @@ def geometry(mech, params, q) -> dict:
     pts += [np.stack([g[1], g[4]]) for g in out["guides"]]
     pts += [np.stack([r[1], r[2]]) for r in out["rods"]]
     pts += [np.stack([d[1] - d[2], d[1] + d[2]]) for d in out["discs"]]
+    pts += [b[1] for b in out["beams"]]
     out["points"] = np.concatenate(pts, 0) if pts else np.zeros((1, 2))
     return out
+
+
+BEAM_SAMPLES = 9  # points per beam element on the drawn centre line
+
+
+def _node_frames(mech, node_kind):
+    """[(name, frame index)] of the nodes of a node family, in order."""
+    return [(n, b.frame0 + i) for b in mech.nodes if b.kind == node_kind and b.frame0 >= 0
+            for i, n in enumerate(b.names)]
+
+
+def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
+    """Planar ANCF beams (node family 'ancf2d_node'): out['beams'] gets each beam's deformed
+    centre line, r(xi) = S(xi) e of every element (jaxmbs.flexible.ancf.shape_functions),
+    and its nodes; pins of beams to bodies / the ground ('beam_point', 'ancf_point') go to
+    out['revolutes'] (and ground symbols), their body points into the bodies' hulls."""
+    from .flexible.ancf import shape_functions
+
+    nodes = _node_frames(mech, "ancf2d_node")
+    if not nodes:
+        return
+    qcols = mech.frame_qcols("ancf2d")
+    E = np.append(np.asarray(q, float), [0.0, 1.0])[qcols]  # (n_frames, 4): r, r_x per frame
+    length = {}
+    for bb in mech.bodies:
+        if bb.kind == "ancf2d_beam":
+            blk = mech.nodes[bb.node]
+            L = np.asarray(params.bodies[bb.kind]["length"], float)
+            length.update({blk.frame0 + i: float(L[i]) for i in range(blk.size)})
+    xi = np.linspace(0.0, 1.0, BEAM_SAMPLES)
+    beams = {}
+    for name, f in nodes:
+        beams.setdefault(name.rsplit(".n", 1)[0], []).append(f)
+    for beam, frames in beams.items():
+        line = [E[frames[0], :2][None]]
+        for f in frames[:-1]:
+            L = length.get(f, 0.0)
+            if L > 0:  # the element from node f to node f + 1
+                S = shape_functions(xi, L, np)[0]  # (s, 4)
+                e = np.stack([E[f, :2], E[f, 2:], E[f + 1, :2], E[f + 1, 2:]])
+                line.append((S @ e)[1:])
+        out["beams"].append((beam, np.concatenate(line), E[frames, :2].copy()))
+    for fam in mech.families:
+        if fam.kind not in ("beam_point", "ancf_point"):
+            continue
+        p = joints_p[fam.kind]
+        for k, (fi, fj) in enumerate(zip(fam.frames_i, fam.frames_j)):
+            if fam.kind == "beam_point":  # material point on a body point: a pin
+                P = glob(fi, p["point_i"][k])
+                attach(fi, p["point_i"][k])
+            else:  # a node on the ground or on another node
+                P = E[fj, :2].copy()
+            out["revolutes"].append((fam.owners[k], P, fi == _GROUND))
+            if fi == _GROUND:
+                out["grounds"].append(P)
 
 
 def _cam_curves(mech, joints_p, X, q):
@@ -298,7 +359,7 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
     Returns the Axes (equal aspect ratio, axes in m). Spatial mechanisms are drawn in 3D
     (`jaxmbs.spatial.draw.draw3d`; ax then must be a 3D Axes or None).
     """
-    if mech.frame_kind() == "spatial":
+    if "spatial" in mech.frame_kinds():
         from .spatial.draw import draw3d
         return draw3d(mech, params, q, ax, color=color, alpha=alpha)
     plt = _mpl()
@@ -373,6 +434,10 @@ def draw(mech, params, q, ax=None, *, color="C0", alpha=1.0, scale=None, labels=
         ax.plot(*pts.T, "-", color="0.35" if grounded else color, lw=1.8, alpha=alpha, zorder=zb + 1)
     for _, _p, _g, P in geo.get("curves", ())[1::2]:  # contact points
         ax.plot(*P, "o", color="C3", ms=4, alpha=alpha, zorder=zj)
+
+    for _, line, nodes in geo["beams"]:  # deformed centre lines, nodes as dots
+        ax.plot(*line.T, "-", color=color, lw=3, solid_capstyle="round", alpha=alpha, zorder=zb)
+        ax.plot(*nodes.T, "o", color=color, mec="k", mew=0.5, ms=3, alpha=alpha, zorder=zb + 1)
 
     for _, P, _g in geo["revolutes"]:
         ax.add_patch(patches.Circle(P, r, facecolor="white", edgecolor="k", lw=1.2,
@@ -546,7 +611,7 @@ def animate(mech, params, traj, path, *, fps=25, max_frames=150, trail=None, tit
       title: optional title; the time is shown in the corner.
     Returns path.
     """
-    if mech.frame_kind() == "spatial":
+    if "spatial" in mech.frame_kinds():
         from .spatial.draw import animate3d
         return animate3d(mech, params, traj, path, fps=fps, max_frames=max_frames, title=title)
     plt = _mpl()
