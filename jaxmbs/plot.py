@@ -179,21 +179,25 @@ def _node_frames(mech, node_kind):
             for i, n in enumerate(b.names)]
 
 
-def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
-    """Planar ANCF beams (node family 'ancf2d_node'): out['beams'] gets each beam's deformed
-    centre line, r(xi) = S(xi) e of every element (jaxmbs.flexible.ancf.shape_functions),
-    and its nodes; pins of beams to bodies / the ground ('beam_point', 'ancf_point') go to
-    out['revolutes'] (and ground symbols), their body points into the bodies' hulls."""
+_BEAM_KINDS = {2: ("ancf2d_node", "ancf2d", "ancf2d_beam"), 3: ("ancf3d_node", "ancf3d", "ancf3d_cable")}
+
+
+def beam_lines(mech, params, q, dim=2):
+    """[(beam name, (N, dim) deformed centre line, (k, dim) node positions)] of the ANCF
+    beams of a mechanism at q (n,) (dim 2: planar beams, 3: spatial cables), m: each
+    element's cubic interpolation r(xi) = S(xi) e (`jaxmbs.flexible.ancf.shape_functions`)
+    sampled at `BEAM_SAMPLES` points. Also returns, as a second value, the (n_frames,
+    2 dim) nodal (r, r_x) table by frame index."""
     from .flexible.ancf import shape_functions
 
-    nodes = _node_frames(mech, "ancf2d_node")
+    node_kind, frame_kind, body_kind = _BEAM_KINDS[dim]
+    nodes = _node_frames(mech, node_kind)
     if not nodes:
-        return
-    qcols = mech.frame_qcols("ancf2d")
-    E = np.append(np.asarray(q, float), [0.0, 1.0])[qcols]  # (n_frames, 4): r, r_x per frame
+        return [], None
+    E = np.append(np.asarray(q, float), [0.0, 1.0])[mech.frame_qcols(frame_kind)]
     length = {}
     for bb in mech.bodies:
-        if bb.kind == "ancf2d_beam":
+        if bb.kind == body_kind:
             blk = mech.nodes[bb.node]
             L = np.asarray(params.bodies[bb.kind]["length"], float)
             length.update({blk.frame0 + i: float(L[i]) for i in range(blk.size)})
@@ -201,15 +205,26 @@ def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
     beams = {}
     for name, f in nodes:
         beams.setdefault(name.rsplit(".n", 1)[0], []).append(f)
+    out = []
     for beam, frames in beams.items():
-        line = [E[frames[0], :2][None]]
+        line = [E[frames[0], :dim][None]]
         for f in frames[:-1]:
             L = length.get(f, 0.0)
             if L > 0:  # the element from node f to node f + 1
                 S = shape_functions(xi, L, np)[0]  # (s, 4)
-                e = np.stack([E[f, :2], E[f, 2:], E[f + 1, :2], E[f + 1, 2:]])
+                e = np.stack([E[f, :dim], E[f, dim:], E[f + 1, :dim], E[f + 1, dim:]])
                 line.append((S @ e)[1:])
-        out["beams"].append((beam, np.concatenate(line), E[frames, :2].copy()))
+        out.append((beam, np.concatenate(line), E[frames, :dim].copy()))
+    return out, E
+
+
+def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
+    """Planar ANCF beams: out['beams'] (`beam_lines`); pins of beams to bodies / the
+    ground ('beam_point', 'ancf_point') go to out['revolutes'] (and ground symbols), their
+    body points into the bodies' hulls."""
+    out["beams"], E = beam_lines(mech, params, q, 2)
+    if E is None:
+        return
     for fam in mech.families:
         if fam.kind not in ("beam_point", "ancf_point"):
             continue

@@ -32,6 +32,8 @@ def _frames(mech, q):
 def geometry3d(mech, params, q) -> dict:
     """Drawable geometry at q (NumPy): 'bodies': (name, origin (3,), R (3, 3), (N, 3)
     attachment points); 'joints': (name, kind, (3,) point, (3,) axis or None);
+    'cables': (name, (N, 3) deformed centre line, (k, 3) nodes) of ANCF cables
+    (`jaxmbs.plot.beam_lines`);
     'rods', 'springs': (name, P_i, P_j); 'particles': (name, (3,)); 'discs': (name,
     centre, axle, radius); 'planes': (point, normal); 'points': every point (limits)."""
     q = np.asarray(q, float)
@@ -58,10 +60,20 @@ def geometry3d(mech, params, q) -> dict:
                 out["discs"].append((blk.owners[k], glob(fj, p["point_j"][k]), R[fj] @ p["a_j"][k],
                                      float(p["radius"][k])))
                 out["planes"].append((glob(fi, p["point_i"][k]), R[fi] @ p["n_i"][k]))
+    from ..plot import beam_lines
+
+    out["cables"], E = beam_lines(mech, params, q, 3)
+    for blk in mech.families:  # pins of cables: a body point, or a node's position
+        if blk.kind in ("beam3d_point", "ancf3d_point"):
+            for k, (fi, fj) in enumerate(zip(blk.frames_i, blk.frames_j)):
+                P = glob(fi, jp[blk.kind]["point_i"][k]) if blk.kind == "beam3d_point" else E[fj, :3].copy()
+                out["joints"].append((blk.owners[k], "spherical", P, None))
     for j in mech.joints:
         if not j.point_ref or j.kind in ("driver", "constraint", "distance", "rolling_disc"):
             continue
         fam, k = j.point_ref
+        if "point_j" not in jp[fam]:  # (joints of cables: above)
+            continue
         P = glob(j.frame_j, jp[fam]["point_j"][k])
         axis = None
         for blk in mech.families:
@@ -88,6 +100,7 @@ def geometry3d(mech, params, q) -> dict:
             out["particles"].append((names[f], r[f].copy()))
     pts = [r[1:]] + [b[3] for b in out["bodies"]] + [np.array([x[2]]) for x in out["joints"]]
     pts += [np.array([x[1], x[2]]) for x in out["rods"] + out["springs"]]
+    pts += [c[1] for c in out["cables"]]
     out["points"] = np.concatenate([np.atleast_2d(x) for x in pts if np.size(x)])
     return out
 
@@ -133,6 +146,9 @@ def draw3d(mech, params, q, ax=None, *, color="C0", alpha=1.0, axes=True, limits
         ax.plot(*zig.T, color="C3", lw=1, alpha=alpha)
     for name, Pc in geo["particles"]:
         ax.scatter(*Pc, s=25, color=color, alpha=alpha)
+    for name, line, nodes in geo["cables"]:
+        ax.plot(*line.T, color=color, lw=2.5, alpha=alpha)
+        ax.scatter(*nodes.T, s=8, color=color, edgecolor="k", alpha=alpha, depthshade=False)
     for name, Cc, a, rr in geo["discs"]:
         u = np.cross(a, [0.0, 0.0, 1.0])
         u = u / (np.linalg.norm(u) or 1.0)
