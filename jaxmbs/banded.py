@@ -351,7 +351,7 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     B = schur_band(M, jac)
     if regularization:
         B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
-    from .saddle import inconsistent, row_scale, schur_tol
+    from .saddle import checked_rows, inconsistent, row_scale, schur_tol
 
     ptol = schur_tol(B.dtype, tol)
     Bs = jax.lax.stop_gradient(B)
@@ -376,5 +376,6 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     sg = jax.lax.stop_gradient
     lp, rp, num = sg(lam_p), sg(rhs), sg(num)
     scale = row_scale(Bs[:, 0], 0.0, lp, rp, mag, 0.0)
-    bad = inconsistent(num, scale, dropped, B.dtype, tol)
+    judged = checked_rows(dropped)  # (not at a step's later stages: saddle.dropped_row_check)
+    bad = jnp.zeros((), bool) if judged is None else inconsistent(num, scale, judged, B.dtype, tol)
     return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)

@@ -231,25 +231,24 @@ def dropped_row_check(enabled):
         _DROPPED_ROW_CHECK.reset(token)
 
 
-def _check_gate(pred):
-    """pred (a scalar bool) restricted to where the dropped-row check is enabled
-    (`dropped_row_check`); a Python False when it is statically off."""
+def checked_rows(dropped):
+    """The dropped rows (m,) bool to judge here: `dropped` where the check is enabled
+    (`dropped_row_check`), none where it is off; None when it is statically off (a
+    Python False: the caller emits no check at all)."""
     on = _DROPPED_ROW_CHECK.get()
     if on is True:
-        return pred
+        return dropped
     if on is False:
-        return False
-    return pred & on
+        return None
+    return dropped & on
 
 
 def inconsistent(residual, scale, dropped, dtype, tol=None):
     """True if a dropped row's residual exceeds schur_tol * scale (`row_scale`): a
     dependent row whose right-hand side contradicts the rows it depends on (a singular
-    configuration, not a redundant constraint). residual, scale (m,), dropped (m,) bool.
-    False where the check is disabled (`dropped_row_check`)."""
-    bad = jnp.any(dropped & (jnp.abs(residual) > schur_tol(dtype, tol) * scale))
-    gated = _check_gate(bad)
-    return jnp.zeros((), bool) if gated is False else gated
+    configuration, not a redundant constraint). residual, scale (m,), dropped (m,) bool
+    (the rows to judge: `checked_rows`)."""
+    return jnp.any(dropped & (jnp.abs(residual) > schur_tol(dtype, tol) * scale))
 
 
 @static_class
@@ -361,12 +360,11 @@ def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol):
         scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
         return inconsistent(Alam - rhs, scale, dropped, A.dtype, tol)
 
-    pred = _check_gate(jnp.any(dropped))
-    if pred is False:  # (a later stage of a step: `dropped_row_check`)
+    dropped = checked_rows(dropped)
+    if dropped is None:  # (a later stage of a step: `dropped_row_check`)
         return jnp.zeros((), bool)
     args = tuple(jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ)) + (dropped,)
-    with dropped_row_check(True):  # (gated once, by pred)
-        return rare_cond(pred, check, lambda args: jnp.zeros((), bool), args)
+    return rare_cond(jnp.any(dropped), check, lambda args: jnp.zeros((), bool), args)
 
 
 def augmented_mass(M, jac, Q, gamma):

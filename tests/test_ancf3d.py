@@ -139,7 +139,8 @@ def test_cantilever_3d_frequencies_match_euler_bernoulli_in_pairs():
     """The straight cantilever's first six natural frequencies (16 elements,
     jaxmbs.linearize + modes as examples/cantilever.py): the first three Euler-Bernoulli
     bending frequencies (beta_n L = 1.8751, 4.6941, 7.8548) each twice (bending in y and
-    in z), to 1e-3 relative (measured 1.3e-7, 5.1e-6, 4.0e-5 at 16 elements)."""
+    in z), to 1e-4 relative: the mesh's discretisation error, which grows with the mode
+    number (measured 1.3e-7, 5.1e-6, 4.0e-5 at 16 elements; issue 20 asks 1e-3)."""
     mech, params, q0, _ = _cantilever3d(16)
     lin = jaxmbs.linearize(mech, params, q0, jnp.zeros(mech.n_vel))
     w = np.sort(np.asarray(jaxmbs.modes(lin).frequencies))
@@ -147,7 +148,7 @@ def test_cantilever_3d_frequencies_match_euler_bernoulli_in_pairs():
     f = w[:6] / (2 * np.pi)
     bl = np.asarray(beta_L(3))
     ref = np.repeat(bl**2 / (2 * np.pi) * np.sqrt(EI / (RHOA * L**4)), 2)
-    np.testing.assert_allclose(f, ref, rtol=1e-3)
+    np.testing.assert_allclose(f, ref, rtol=1e-4)
     # the pairs are degenerate (isotropic bending) to round-off, and the 7th is above
     # the 3rd bending pair
     np.testing.assert_allclose(f[::2], f[1::2], rtol=1e-9)
