@@ -451,6 +451,8 @@ def gpu_section():
         if not G:
             continue
         L += machine_lines(G.get("machine"), f"{os.path.basename(f)}")
+        if G.get("note"):
+            L += ["", G["note"]]
         L += ["", "| case | batch | dtype | path | steps/s | compile (s) | bytes / mechanism (XLA) | "
               "final error | gap (m) |", "|---|---:|---|---|---:|---:|---:|---:|---:|"]
         for c in G.get("points", []):

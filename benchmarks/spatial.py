@@ -85,7 +85,8 @@ def _jaxmbs_worker(batch, steps, repeats, stabilizer):
 def run_jaxmbs(batch, steps, repeats, stabilizer):
     code = (f"import sys, json; sys.path.insert(0, {HERE!r}); import spatial; "
             f"print(json.dumps(spatial._jaxmbs_worker({batch}, {steps}, {repeats}, {stabilizer!r})))")
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [ROOT] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=3600)
     if out.returncode:
