@@ -8,6 +8,7 @@ give the functions. `inspect.signature(jaxmbs.simulate)` is the function's.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sys
@@ -586,8 +587,12 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 # ============================================================================ batch paths
 # (issue 16: simulate_batch, batch_vectorization and the helpers below, down to the end of
 # the file, are the batch layer; the single-member functions above are shared with it.)
-EW_MAX_COORDS = 12  # the batch-minor path writes mechanisms of up to this many coordinates
-# (and a dense saddle solve) out scalar by scalar, larger ones keep their arrays (_ew_form)
+EW_MAX_COORDS = 24  # the batch-minor path writes mechanisms of up to this many coordinates
+# (and a dense saddle solve) out scalar by scalar, larger ones keep their arrays (_ew_form).
+# Was 12 until the scalar form wrote the whole Cholesky factor out (_scalar_solver): with
+# the column-by-column factor and LAPACK triangular solves of rows above the solver's
+# unroll_max, the spatial slider-crank (21 coordinates, 17 rows) ran 22 us per member-step
+# in the scalar form, 7 us written out, against ~50 us under vmap (batch 512, loaded 2-core box)
 EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, element-wise over
 # vmap throughput, 2-core CPU: 0.33x at batch 1, 2.3x at 16, 4.6x at 64; slider-crank 0.56x, 2.1x, 4.7x)
 
@@ -643,7 +648,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         mechanisms of more than EW_MAX_COORDS coordinates with a dense saddle solve
         (measured slower in the array form than under vmap: the spatial slider-crank,
         21 coordinates and 17 rows, 5.5e3 vs 2.3e4 member-steps/s, batch 256, one XLA
-        device); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        device, before EW_MAX_COORDS was raised to 24 and it took the scalar form, 2.4x
+        vmap); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
         jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
         vmap and warns once, naming the reason; when only its scalar program cannot be
         written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
@@ -979,6 +985,18 @@ def _ew_form(mech, solver) -> str:
     return "scalar"
 
 
+def _scalar_solver(solver, mech):
+    """The solver as the scalar element-wise form runs it: a SchurCholesky's factor written
+    out scalar by scalar for every row (unroll_max raised to the row count). Same arithmetic
+    as its column-by-column factor above unroll_max, in another order (results agree to
+    round-off); the interpreter folds what it writes, whereas the column form's triangular
+    solves are LAPACK calls it can only run per member."""
+    um = getattr(solver, "unroll_max", None)
+    if isinstance(solver, SchurCholesky) and um is not None and um < mech.n_constraints:
+        return dataclasses.replace(solver, unroll_max=mech.n_constraints)
+    return solver
+
+
 EW_TILE = 256  # members simulated together on the batch-minor array form (the rest in
 # turn): a tile's state stays in cache over its steps. Measured per member-step, one device,
 # RK4 + Projection, float64, loaded 2-core box: chain8 2.9 us at 128 members, 3.2 at 256,
@@ -1011,6 +1029,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     n_save = n_steps // save_every
     ctrl_axis = None if ctrl_arr is None or ctrl_arr.ndim == 2 else -1
     vectorise = elementwise_vmap if (form or _ew_form(mech, solver)) == "scalar" else minor_vmap
+    if vectorise is elementwise_vmap:
+        solver = _scalar_solver(solver, mech)
 
     def member_step(p, q, v, w, status, k, u, t_start):
         # one fixed step of one member: _fixed_chunk's save interval of length 1 at step k

@@ -209,12 +209,13 @@ def test_simulate_batch_elementwise_matches_vmap(build, stab):
     _compare(ew, vm, 1e-9, 1e-11)  # (status included: equal flags)
 
 
-def test_array_form_matches_vmap():
+def test_array_form_matches_vmap(monkeypatch):
     """Mechanisms above EW_MAX_COORDS or on the banded solve take the array form of the
     batch-minor path: a chain of 8 bodies (banded Schur complement, batched parameters,
     Projection) and the kitchen sink (14 coordinates, every joint family, drivers of
     every profile type, a user constraint, springs, loads, a controlled load and a user
-    force; Baumgarte, controls a function of t) agree with vmap."""
+    force; Baumgarte, controls a function of t; EW_MAX_COORDS lowered to 12, the value
+    before the scalar form took it) agree with vmap."""
     assert S._ew_form(chain(8)[0], mb.SchurCholesky()) == "array"
     mech, params, q0, v0 = chain(8)
     scale = jnp.asarray([0.8, 1.0, 1.3, 0.9, 1.1])
@@ -225,6 +226,8 @@ def test_array_form_matches_vmap():
     vm = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.06), 1e-3, vectorize="vmap", **kw)
     _compare(ew, vm, 1e-9, 1e-12)
     mech, params, q0, v0 = kitchen_sink()
+    monkeypatch.setattr(S, "EW_MAX_COORDS", 12)
+    jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
     assert S._ew_form(mech, mb.SchurCholesky()) == "array"
     Q0 = jnp.tile(q0, (3, 1)) + 1e-3 * jnp.arange(3)[:, None]
     V0 = jnp.tile(v0, (3, 1))
@@ -685,3 +688,25 @@ def test_known_gathers_and_scatters_are_evaluated_with_numpy_as_jax_does():
     for fn, args in declined:
         (eqn, vals, _), = _movement_eqns(fn, args)
         assert _numpy_eval.evaluate(eqn.primitive.name, vals, dict(eqn.params), [v.aval for v in eqn.outvars]) is None
+
+
+def test_scalar_form_writes_out_the_whole_factor_above_unroll_max():
+    """A dense mechanism of 13 to EW_MAX_COORDS coordinates with more rows than the
+    solver's unroll_max (a chain of 7 bodies: 21 coordinates, 14 rows, below the banded
+    path's 16) takes the scalar form under "auto", its Cholesky factor written out for
+    every row (`_scalar_solver`; the column-by-column factor's LAPACK triangular solves
+    ran 3x slower there), and agrees with vmap: batched masses, Projection."""
+    mech, params, q0, v0 = chain(7)
+    assert (mech.n_coords, mech.n_constraints) == (21, 14)
+    assert S._ew_form(mech, mb.SchurCholesky()) == "scalar"
+    assert S._scalar_solver(mb.SchurCholesky(), mech).unroll_max == 14
+    assert S._scalar_solver(mb.SchurCholesky(unroll_max=20), mech).unroll_max == 20
+    B = S.EW_MIN_BATCH
+    assert mb.batch_vectorization(mech, B) == "elementwise"
+    scale = jnp.linspace(0.8, 1.2, B)
+    P = jax.vmap(lambda s: params.replace(mass=params.mass * s, inertia=params.inertia * s))(scale)
+    Q0, V0 = jnp.broadcast_to(q0, (B, q0.size)), jnp.broadcast_to(v0, (B, q0.size))
+    kw = dict(save_every=10)
+    ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, **kw)
+    vm = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, vectorize="vmap", **kw)
+    _compare(ew, vm, 1e-9, 1e-12)
