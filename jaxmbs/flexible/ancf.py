@@ -56,7 +56,10 @@ Families (registered on import):
   a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
   particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`).
 
-`jaxmbs.Model.add_beam` meshes a straight beam into these families.
+`jaxmbs.Model.add_beam` meshes a straight beam into these families. The body family base
+`AncfBeam` (assembled consistent mass, its factorisation once per run, masked elements
+between beams) also carries the shear-deformable beam of `jaxmbs.flexible.reissner`,
+which overrides the nodal width and the element masses and loads.
 """
 from __future__ import annotations
 

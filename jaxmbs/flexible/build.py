@@ -10,6 +10,14 @@ nodes to the ground or to other beam nodes and load them; `add_beam_body_pin` an
 material point xi of an element, to a rigid body, a particle or the ground (constraint
 families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
 
+`add_shear_beam` meshes a straight shear-deformable (Simo-Reissner / Timoshenko) beam
+into nodes '<beam>.n<k>' of the node family 'reissner2d_node' (coordinates '.x', '.y',
+'.theta': the cross-section's angle) with the Params leaves of `add_beam` plus '.G' (Pa)
+and '.shear_factor' (`jaxmbs.flexible.reissner`). Its nodes are planar frames, so
+`add_revolute`, `add_weld` and the other planar joints, springs and loads take them by
+name; `add_node_pin`, `add_node_weld` and dead `add_node_load`s on them forward to
+`add_revolute`, `add_weld` and `add_load`, and `add_beam_line_load` loads them too.
+
 `CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
 of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
 '.z_x'; `jaxmbs.flexible.ancf3d`), (3,) vectors where the planar methods take (2,) ones,
