@@ -377,3 +377,38 @@ def test_builder_section_and_joint_api():
     np.testing.assert_allclose(q0[mech.coordinate_index("b.n1.theta")], np.pi / 2)
     assert mech.get(params, "b.n1.beta") == 0.01
     np.testing.assert_allclose(mech.get(params, "b.n0.line_load"), [0.3, 0.0])
+
+
+@pytest.mark.slow
+def test_tip_moment_rolls_the_cantilever_into_a_circular_arc():
+    """A tip moment M (`add_node_torque` on a shear-beam node: `add_load`'s torque) bends
+    the cantilever (16 elements, large G A and E A) into an arc, stepped up to
+    M L / E I = pi (a half circle). The element reproduces it exactly in its own terms:
+    each element carries kappa = M / E I and no axial or shear strain, so the tip section
+    turns by exactly M L / E I and the nodes lie on the circle through the origin of radius
+    R' = L_e / (2 sin(kappa L_e / 2)) (chords of length L_e): both to 1e-8; the tip is
+    within O(h^2) of the continuum arc of radius E I / M (1.02e-3 m at L = 1 m).
+    The clamp's reaction (`jaxmbs.reactions`) is the moment -M and no force."""
+    n, EI = 16, 1.0
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    nodes = m.add_shear_beam("beam", (0.0, 0.0), (L_BEAM, 0.0), elements=n,
+                             section=dict(E=1.0e9, A=1.0e-3, I=1.0e-9, rho=1.0e3, nu=0.3))
+    m.add_node_weld("clamp", nodes[0])
+    m.add_node_torque("moment", nodes[-1], 0.0)
+    mech, params, q, _ = m.build()
+    i = mech.coordinate_index(f"{nodes[-1]}.x")
+    for M in np.linspace(0.0, np.pi, 9)[1:]:
+        p = mech.replace(params, {"moment.torque": M})
+        eq = jaxmbs.equilibrium(mech, p, q, tol=1e-8)
+        q = eq.q
+    x, y, th = (float(v) for v in q[i:i + 3])
+    kap, Le = M / EI, L_BEAM / n
+    assert abs(th - kap * L_BEAM) < 1e-8
+    Rp = Le / (2 * np.sin(kap * Le / 2))
+    np.testing.assert_allclose([x, y], [Rp * np.sin(th), Rp * (1 - np.cos(th))], atol=1e-8)
+    R0 = EI / M
+    cont = np.array([R0 * np.sin(th), R0 * (1 - np.cos(th))])
+    assert abs(np.hypot(x - cont[0], y - cont[1]) - 2 * (Rp - R0)) < 1e-8  # 1.02e-3 m
+    r = jaxmbs.reactions(mech, p, q, eq.lam)["clamp"]
+    np.testing.assert_allclose(r["force"], [0.0, 0.0], atol=1e-7)
+    np.testing.assert_allclose(r["moment"], -M, rtol=1e-7)

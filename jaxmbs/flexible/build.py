@@ -230,12 +230,17 @@ class _BeamMethods:
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
         tangential compressive tip force of a cantilever along +x is (-P, 0): Beck's
-        column). Non-conservative: no potential; its power Q . v is counted in the work
+        column). On a node of a shear beam (`add_shear_beam`, xi = 0 only) the load is
+        `add_load`'s, follower=True giving its components in the node's axes (the
+        cross-section's normal and the section line; they differ from the centre line's
+        tangent and normal by the shear angle). Non-conservative: no potential; its power Q . v is counted in the work
         `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
         '.length' (family 'beam_follower').
         """
-        if node in self._shear_node and not follower and xi == 0.0:
-            return self.add_load(name, node, force=force)  # a planar frame's dead load
+        if node in self._shear_node and xi == 0.0:
+            # a planar frame's load: dead (global axes) or following the cross-section
+            # (body axes of the node: its normal (cos theta, sin theta) and the section line)
+            return self.add_load(name, node, force=force, local=bool(follower))
         self._new_name(name, "force")
         owner = f"load {name!r}"
         self._node(node, owner)
@@ -277,34 +282,27 @@ class _BeamMethods:
 
     # ---------------------------------------------------------------- build hooks
     def _beam_nodes(self):
-        out = []
-        for beam, d in self._beams.items():
-            s = d["section"]
-            n = len(d["nodes"])
-            for k, nd in enumerate(d["nodes"]):
-                last = k == n - 1
-                fam = self._beam_families
-                out.append(dict(name=nd, node=fam["node"], body=fam["body"], q=d["q"][k],
-                                v=np.zeros(2 * self._beam_dim),
-                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
-                                            length=0.0 if last else d["length"],
-                                            alpha=s["alpha"], beta=s["beta"],
-                                            line_load=d["line_load"][k])))
-        return out + self._shear_nodes()
+        fam = self._beam_families
+        return (self._mesh_nodes(self._beams, fam["node"], fam["body"], {})
+                + self._mesh_nodes(self._shear_beams, "reissner2d_node", "reissner2d_beam",
+                                   dict(G="G", shear_factor="k")))
 
-    def _shear_nodes(self):
+    @staticmethod
+    def _mesh_nodes(beams, node, body, extra):
+        """Node dicts of meshed beams (node and body family, initial q, v = 0) with the
+        Params of the element that starts at each node (length 0 on a beam's last node);
+        extra: Params field -> section key, beyond the common ones."""
         out = []
-        for beam, d in self._shear_beams.items():
+        for d in beams.values():
             s = d["section"]
             n = len(d["nodes"])
             for k, nd in enumerate(d["nodes"]):
-                out.append(dict(name=nd, node="reissner2d_node", body="reissner2d_beam",
-                                q=d["q"][k], v=np.zeros(3),
-                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], G=s["G"],
-                                            I=s["I"], shear_factor=s["k"],
-                                            length=0.0 if k == n - 1 else d["length"],
-                                            alpha=s["alpha"], beta=s["beta"],
-                                            line_load=d["line_load"][k])))
+                params = dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
+                              length=0.0 if k == n - 1 else d["length"], alpha=s["alpha"],
+                              beta=s["beta"], line_load=d["line_load"][k],
+                              **{f: s[key] for f, key in extra.items()})
+                out.append(dict(name=nd, node=node, body=body, q=d["q"][k],
+                                v=np.zeros_like(d["q"][k]), params=params))
         return out
 
     def _beam_forces(self):
@@ -417,7 +415,10 @@ class BeamBuilder(_BeamMethods):
         is the same dead or following. Treated as non-conservative (its potential -M theta
         is multi-valued once theta winds past +-pi): no potential, its power M theta_dot
         counted in the work `simulate` integrates. Params leaves f'{name}.torque', '.force'
-        (0, a follower force), '.xi', '.length' (family 'beam_follower')."""
+        (0, a follower force), '.xi', '.length' (family 'beam_follower'). On a node of a
+        shear beam (xi = 0 only): `add_load`'s torque on the node's cross-section angle."""
+        if node in self._shear_node and xi == 0.0:
+            return self.add_load(name, node, torque=torque)  # a moment on the cross-section
         self._new_name(name, "force")
         owner = f"torque {name!r}"
         self._node(node, owner)
