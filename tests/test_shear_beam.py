@@ -412,3 +412,26 @@ def test_tip_moment_rolls_the_cantilever_into_a_circular_arc():
     r = jaxmbs.reactions(mech, p, q, eq.lam)["clamp"]
     np.testing.assert_allclose(r["force"], [0.0, 0.0], atol=1e-7)
     np.testing.assert_allclose(r["moment"], -M, rtol=1e-7)
+
+
+def test_plot_geometry_draws_shear_beams(tmp_path):
+    """`jaxmbs.plot.geometry` lists a shear beam as the polyline through its nodes (its
+    elements are linear) and its weld to a body as a body attachment; `draw` renders it."""
+    import matplotlib
+    matplotlib.use("Agg")
+    from jaxmbs import plot as P
+
+    m = jaxmbs.Model()
+    nodes = m.add_shear_beam("b", (0, 0), (1, 0), elements=3, section=_section(20.0))
+    m.add_node_pin("pin", nodes[0])
+    m.add_body("hub", 1.0, 0.1, position=(1.0, 0.0))
+    m.add_node_weld("w", nodes[-1], "hub")
+    mech, params, q0, _ = m.build()
+    q = np.asarray(q0).copy()
+    q[mech.coordinate_index("b.n1.y")] = 0.1
+    g = P.geometry(mech, params, q)
+    assert [b[0] for b in g["beams"]] == ["b"]
+    np.testing.assert_allclose(g["beams"][0][1], [[0, 0], [1 / 3, 0.1], [2 / 3, 0], [1, 0]], atol=1e-15)
+    assert [r[0] for r in g["revolutes"]] == ["pin"]
+    P.draw(mech, params, q).figure.savefig(tmp_path / "shear.png")
+    assert (tmp_path / "shear.png").stat().st_size > 0
