@@ -71,10 +71,10 @@ PLANAR = "planar"
 
 def element_strains(e, L, ed=None):
     """e (k, 2, 3) the two nodes' coordinates (x, y, theta) (m, m, rad) of k elements of
-    length L (k,) m -> (Gamma_1, Gamma_2, kappa) (k,) at the midpoint (1, 1, 1/m), the
-    section's axes t = (cos theta_m, sin theta_m), n = (-sin, cos) (k, 2) and the centre
-    line's derivative r' (k, 2); with the rates ed (k, 2, 3) also the strain rates
-    (Gamma_1_dot, Gamma_2_dot, kappa_dot) (k,) (1/s, 1/s, 1/(m s)), else None."""
+    length L (k,) m -> ((Gamma_1, Gamma_2, kappa) (k,) each, at the midpoint (1, 1,
+    1/m); the section's axes there t = (cos theta_m, sin theta_m), n = (-sin, cos)
+    (k, 2); rates): with the nodal rates ed (k, 2, 3) the strain rates (Gamma_1_dot,
+    Gamma_2_dot, kappa_dot) (k,) each (1/s, 1/s, 1/(m s)), else None."""
     rp = (e[:, 1, :2] - e[:, 0, :2]) / L[:, None]
     thm = 0.5 * (e[:, 0, 2] + e[:, 1, 2])
     c, s = jnp.cos(thm), jnp.sin(thm)
