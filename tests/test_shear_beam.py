@@ -282,7 +282,6 @@ def test_model_statics_and_frequencies_agree_with_K_M_and_timoshenko():
     w = np.linalg.solve(K, f)[-2]
     q = jaxmbs.equilibrium(mech, mech.replace(params, {"tip.force": [0.0, P]}), q0, tol=1e-8).q
     rel = float(q[mech.coordinate_index(f"{tip}.y")]) / w - 1
-    print("model statics vs K u = f", rel)
     assert abs(rel) < 1e-6
     lin = jaxmbs.linearize(mech, params, q0, jnp.zeros(mech.n_vel))
     w = np.sort(np.asarray(jaxmbs.modes(lin).frequencies))
