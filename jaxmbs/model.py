@@ -117,7 +117,9 @@ class Model(BeamBuilder, BuilderBase):
             return ("body", self._bodies[name]["q"])
         if name in self._particles:
             return ("particle", np.r_[self._particles[name]["q"], 0.0])
-        known = ", ".join([GROUND, *self._bodies, *self._particles])
+        if name in self._shear_node:  # a shear beam's node (x, y, theta): a planar frame
+            return ("body", self._shear_node[name])
+        known = ", ".join([GROUND, *self._bodies, *self._particles, *self._shear_node])
         raise ValueError(f"{owner}: unknown body {name!r}; known bodies: {known}")
 
     def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):
@@ -874,7 +876,7 @@ class Model(BeamBuilder, BuilderBase):
 
     def build(self) -> Built:
         """Validate and return (mechanism, params, q0, v0)."""
-        if not self._bodies and not self._particles and not self._beams:
+        if not self._bodies and not self._particles and not self._beams and not self._shear_beams:
             raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
         nblocks, bblocks, bparams, keys, fidx_map, q0, v0 = B.layout_nodes(
             self._nodes(), ("planar_rigid", "particle2d"))

@@ -67,7 +67,9 @@ def geometry(mech, params, q) -> dict:
       (name, fn, None) of penalty contacts; 'beams': (name, (N, 2) deformed centre line,
       (k, 2) node positions) per ANCF beam (each element's cubic interpolation sampled at
       `BEAM_SAMPLES` points; its pins to bodies, the ground and other nodes are
-      'revolutes'); 'points': (N, 2) every point above (for axis limits).
+      'revolutes') and per shear beam (`Model.add_shear_beam`: linear elements, the line
+      through its nodes; its joints are those of planar frames); 'points': (N, 2) every
+      point above (for axis limits).
     """
     q = np.asarray(q, dtype=float)
     if q.shape != (mech.n_coords,):
@@ -106,6 +108,10 @@ def geometry(mech, params, q) -> dict:
     out = dict(bodies=[], particles=[], revolutes=[], guides=[], rods=[], springs=[],
                grounds=[], discs=[], blades=[], beams=[])
     _beam_geometry(mech, params, q, joints_p, out, glob, attach)
+    shear = {}
+    for name, f in _node_frames(mech, "reissner2d_node"):  # shear beams: linear elements
+        shear.setdefault(name.rsplit(".n", 1)[0], []).append(f)
+    out["beams"] += [(beam, X[fs, :2].copy(), X[fs, :2].copy()) for beam, fs in shear.items()]
     forces = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
     if mech.springs.names:
         sp = forces["spring"]

@@ -108,5 +108,25 @@ def cables():
     return m
 
 
+def shear_beams():
+    """Two shear-deformable planar beams (`add_shear_beam`, G given / nu given with k and
+    damping): one clamped to the ground, the other pinned to its tip and welded to a rigid
+    body, dead, following and torque loads on nodes, a line load."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
+    n1 = m.add_shear_beam("s1", (0.0, 0.0), (0.5, 0.0), elements=2, section=dict(sec, G=8e10))
+    n2 = m.add_shear_beam("s2", (0.5, 0.0), (0.5, -0.4), elements=2,
+                          section=dict(sec, nu=0.3, k=0.9, alpha=0.2, beta=1e-4))
+    m.add_node_weld("clamp", n1[0])
+    m.add_node_pin("hinge", n2[0], n1[-1])
+    m.add_body("hub", mass=0.2, inertia=1e-3, position=(0.5, -0.4))
+    m.add_node_weld("hub_weld", n2[-1], "hub")
+    m.add_node_load("tip", n1[-1], (0.0, -1.0))
+    m.add_node_load("push", n2[1], (0.1, 0.2), follower=True)
+    m.add_node_torque("twist", n1[1], 0.3)
+    m.add_beam_line_load("wind", "s2", (0.5, -0.25))
+    return m
+
+
 CATALOGUE = {"gears_and_rolling": gears_and_rolling, "beams": beams, "cables": cables, "knife_edge": knife_edge, "contacts": contacts,
-             "rotating": rotating, "cam": cam}
+             "rotating": rotating, "cam": cam, "shear_beams": shear_beams}

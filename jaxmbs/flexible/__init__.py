@@ -10,6 +10,11 @@ imports it after the planar and spatial packages, so they keep their registratio
 cable families (frame kind 'ancf3d', node family 'ancf3d_node', body family
 'ancf3d_cable', constraint families 'ancf3d_point', 'ancf3d_slope', 'ancf3d_parallel',
 'beam3d_point' on the view kind 'spatial_beam', force family 'ancf3d_load'), imported by
-`jaxmbs/__init__.py` after `ancf`. This package file imports none of them, so that the
-builder can import `jaxmbs.flexible.build` without registering families early.
+`jaxmbs/__init__.py` after `ancf`. `jaxmbs.flexible.reissner` registers the
+shear-deformable planar beam (geometrically exact Simo-Reissner / Timoshenko, linear
+elements with one-point reduced integration, free of shear locking): node family
+'reissner2d_node' (x, y, theta) presenting planar frames, so the planar joints, springs
+and loads apply to its nodes, and body family 'reissner2d_beam' (`Model.add_shear_beam`),
+imported after `ancf3d`. This package file imports none of them, so that the builder can
+import `jaxmbs.flexible.build` without registering families early.
 """

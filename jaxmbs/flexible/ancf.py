@@ -56,7 +56,10 @@ Families (registered on import):
   a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
   particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`).
 
-`jaxmbs.Model.add_beam` meshes a straight beam into these families.
+`jaxmbs.Model.add_beam` meshes a straight beam into these families. The body family base
+`AncfBeam` (assembled consistent mass, its factorisation once per run, masked elements
+between beams) also carries the shear-deformable beam of `jaxmbs.flexible.reissner`,
+which overrides the nodal width and the element masses and loads.
 """
 from __future__ import annotations
 
@@ -230,14 +233,16 @@ def _unit_mass_apply(L, ed):
     return L[:, None, None] * d * jnp.matmul(jnp.asarray(_H1, ed.dtype), d * ed)
 
 
-def _elements(p, X):
-    """Element data of a block of k nodes X (k, 2d): element e joins nodes e and e + 1 when
-    e < k - 1 and length[e] > 0. Returns (mask (k-1,), safe L (k-1,), e (k-1, 4, d))."""
+def _elements(p, X, rows=4):
+    """Element data of a block of k nodes X (k, w): element e joins nodes e and e + 1 when
+    e < k - 1 and length[e] > 0. Returns (mask (k-1,), safe L (k-1,), e (k-1, rows,
+    2w / rows)): for ANCF nodes (w = 2d) the nodal vectors (r_i, r_x,i, r_j, r_x,j) (k-1, 4,
+    d); rows=2 gives the two nodes' coordinates (k-1, 2, w)."""
     k, w = X.shape
     L = p["length"][: k - 1]
     mask = L > 0
     Ls = jnp.where(mask, L, 1.0)
-    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, 4, w // 2)
+    e = jnp.concatenate([X[:-1], X[1:]], -1).reshape(k - 1, rows, 2 * w // rows)
     return mask, Ls, e
 
 
@@ -350,19 +355,31 @@ class AncfBeam(F.BodyFamily):
     def field_shapes(self):
         return {"line_load": (self.dim,)}
 
+    @property
+    def width(self):
+        """Coordinates per node w (2d: position and slope)."""
+        return 2 * self.dim
+
+    def _element_masses(self, p, Ls, mask, dtype):
+        """Consistent element masses (k-1, 2w, 2w) of the elements of lengths Ls (k-1,)
+        (masked ones: mask False, given zero mass)."""
+        k1 = Ls.shape[0]
+        rhoA = jnp.where(mask, p["rho"][:k1] * p["area"][:k1], 0.0).astype(dtype)
+        return element_mass(Ls, rhoA, self.dim)
+
     def _mass_dense(self, p, k, dtype):
-        """The assembled consistent mass (wk, wk), w = 2d, of the block's k nodes."""
-        w = 2 * self.dim
+        """The assembled consistent mass (wk, wk), w = `width`, of the block's k nodes
+        (block tridiagonal: element e couples nodes e and e + 1)."""
+        w = self.width
         L = p["length"][: k - 1]
         mask = L > 0
         Ls = jnp.where(mask, L, 1.0).astype(dtype)
-        rhoA = jnp.where(mask, p["rho"][: k - 1] * p["area"][: k - 1], 0.0).astype(dtype)
-        Me = element_mass(Ls, rhoA, self.dim)
+        Me = self._element_masses(p, Ls, mask, dtype)
         idx = w * np.arange(k - 1)[:, None] + np.arange(2 * w)[None, :]
         return jnp.zeros((w * k, w * k), dtype).at[idx[:, :, None], idx[:, None, :]].add(Me)
 
     def mass_part(self, p, X):
-        w = 2 * self.dim
+        w = self.width
         if "mass_inverse" in p:  # prepared once per simulation (see `prepare`)
             return BeamMass(p["mass_dense"], p["mass_inverse"], w)
         return BeamMass(self._mass_dense(p, X.shape[0], X.dtype), w=w)

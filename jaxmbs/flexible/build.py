@@ -10,6 +10,14 @@ nodes to the ground or to other beam nodes and load them; `add_beam_body_pin` an
 material point xi of an element, to a rigid body, a particle or the ground (constraint
 families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
 
+`add_shear_beam` meshes a straight shear-deformable (Simo-Reissner / Timoshenko) beam
+into nodes '<beam>.n<k>' of the node family 'reissner2d_node' (coordinates '.x', '.y',
+'.theta': the cross-section's angle) with the Params leaves of `add_beam` plus '.G' (Pa)
+and '.shear_factor' (`jaxmbs.flexible.reissner`). Its nodes are planar frames, so
+`add_revolute`, `add_weld` and the other planar joints, springs and loads take them by
+name; `add_node_pin`, `add_node_weld` and dead `add_node_load`s on them forward to
+`add_revolute`, `add_weld` and `add_load`, and `add_beam_line_load` loads them too.
+
 `CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
 of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
 '.z_x'; `jaxmbs.flexible.ancf3d`), (3,) vectors where the planar methods take (2,) ones,
@@ -28,6 +36,8 @@ __all__ = ["BeamBuilder", "CableBuilder", "SECTION_KEYS"]
 
 SECTION_KEYS = ("E", "rho", "A", "I")
 DAMPING_KEYS = ("alpha", "beta")  # optional section keys, default 0
+SHEAR_KEYS = ("G", "nu")  # a shear beam's section: exactly one of them
+SHEAR_FACTOR = 5.0 / 6.0  # default shear correction factor k (a rectangle)
 
 
 class _BeamMethods:
@@ -43,6 +53,8 @@ class _BeamMethods:
         self._beams = {}       # beam name -> dict(nodes, q, section, length)
         self._beam_node = {}   # node name -> (beam, k)
         self._node_loads = []  # dicts: family ('ancf_load', 'beam_follower'), its fields
+        self._shear_beams = {}  # shear beam name -> dict(nodes, q, section, length, line_load)
+        self._shear_node = {}   # shear beam node name -> its initial (x, y, theta) (3,)
 
     @recorded
     def add_beam(self, name, start, end, elements=8, section=None) -> tuple:
@@ -70,27 +82,8 @@ class _BeamMethods:
         dim = self._beam_dim
         a = B.vector(start, dim, f"{owner}: start")
         b = B.vector(end, dim, f"{owner}: end")
-        if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
-            raise ValueError(f"{owner}: elements must be an integer >= 1, got {elements!r}")
-        if not isinstance(section, dict):
-            raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
-                             f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
-        missing = [k for k in SECTION_KEYS if k not in section]
-        extra = [k for k in section if k not in SECTION_KEYS + DAMPING_KEYS]
-        if missing or extra:
-            raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS} (and "
-                             f"optionally {DAMPING_KEYS}); missing {missing}, unknown {extra}")
-        sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
-        for k in DAMPING_KEYS:
-            v = B.finite(section.get(k, 0.0), f"{owner}: section[{k!r}]")
-            if v < 0:
-                raise ValueError(f"{owner}: section[{k!r}] must be >= 0 (a damping coefficient), got {v}")
-            sec[k] = v
-        length = float(np.linalg.norm(b - a))
-        if not length > 0:
-            raise ValueError(f"{owner}: start and end coincide; give a beam of positive length")
-        n = int(elements)
-        d = (b - a) / length
+        sec = self._section(owner, section)
+        n, length, d = self._straight(owner, a, b, elements)
         nodes = tuple(f"{name}.n{k}" for k in range(n + 1))
         for nd in nodes:
             self._names.add(nd)
@@ -100,6 +93,44 @@ class _BeamMethods:
         for k, nd in enumerate(nodes):
             self._beam_node[nd] = (name, k)
         return nodes
+
+    def _section(self, owner, section, extra_keys=(), optional=()):
+        """The validated section dict: SECTION_KEYS (> 0), the damping keys (>= 0, default
+        0), the keys `optional` (returned only when given) and one of `extra_keys` when
+        given (a shear beam's G or nu); ValueError naming the beam otherwise."""
+        if not isinstance(section, dict):
+            raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
+                             f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
+        missing = [k for k in SECTION_KEYS if k not in section]
+        if extra_keys and sum(k in section for k in extra_keys) != 1:
+            missing.append(" or ".join(extra_keys) + " (exactly one)")
+        extra = [k for k in section if k not in SECTION_KEYS + DAMPING_KEYS + tuple(extra_keys)
+                 + tuple(optional)]
+        if missing or extra:
+            raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS + tuple(extra_keys)} "
+                             f"(and optionally {DAMPING_KEYS + tuple(optional)}); missing {missing}, "
+                             f"unknown {extra}")
+        sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
+        for k in DAMPING_KEYS:
+            v = B.finite(section.get(k, 0.0), f"{owner}: section[{k!r}]")
+            if v < 0:
+                raise ValueError(f"{owner}: section[{k!r}] must be >= 0 (a damping coefficient), got {v}")
+            sec[k] = v
+        for k in tuple(extra_keys) + tuple(optional):
+            if k in section:
+                sec[k] = B.finite(section[k], f"{owner}: section[{k!r}]")
+        return sec
+
+    @staticmethod
+    def _straight(owner, a, b, elements):
+        """(number of elements n, the beam's length m, unit direction (d,)) of a straight
+        beam from a to b; ValueError for a bad element count or coincident ends."""
+        if isinstance(elements, bool) or not isinstance(elements, (int, np.integer)) or elements < 1:
+            raise ValueError(f"{owner}: elements must be an integer >= 1, got {elements!r}")
+        length = float(np.linalg.norm(b - a))
+        if not length > 0:
+            raise ValueError(f"{owner}: start and end coincide; give a beam of positive length")
+        return int(elements), length, (b - a) / length
 
     def _node(self, node, owner, allow_ground=False):
         if allow_ground and node == GROUND:
@@ -126,7 +157,11 @@ class _BeamMethods:
     def add_node_pin(self, name, node, other=GROUND) -> str:
         """Pin (revolute) the beam node `node` to `other` (the ground, default, or another
         beam node) where they are in the initial configuration: 2 rows planar, 3 in space
-        (a spherical joint), r_node - r_other = const (m). The slopes stay free."""
+        (a spherical joint), r_node - r_other = const (m). The slopes stay free. A node of
+        a shear beam (`add_shear_beam`, a planar frame) is pinned by `add_revolute` at its
+        position (`other` may then also be a rigid body or a particle)."""
+        if node in self._shear_node:
+            return self.add_revolute(name, other, node, at=self._shear_node[node][:2])
         qi, qj = self._attach(name, "pin", node, other)
         d = self._beam_dim
         part = self._add_inst(self._beam_families["point"], other, node, name, point=qj[:d] - qi[:d])
@@ -195,10 +230,17 @@ class _BeamMethods:
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
         tangential compressive tip force of a cantilever along +x is (-P, 0): Beck's
-        column). Non-conservative: no potential; its power Q . v is counted in the work
+        column). On a node of a shear beam (`add_shear_beam`, xi = 0 only) the load is
+        `add_load`'s, follower=True giving its components in the node's axes (the
+        cross-section's normal and the section line; they differ from the centre line's
+        tangent and normal by the shear angle). Non-conservative: no potential; its power Q . v is counted in the work
         `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
         '.length' (family 'beam_follower').
         """
+        if node in self._shear_node and xi == 0.0:
+            # a planar frame's load: dead (global axes) or following the cross-section
+            # (body axes of the node: its normal (cos theta, sin theta) and the section line)
+            return self.add_load(name, node, force=force, local=bool(follower))
         self._new_name(name, "force")
         owner = f"load {name!r}"
         self._node(node, owner)
@@ -229,29 +271,38 @@ class _BeamMethods:
         Params leaves '<beam>.n<k>.line_load' (k, d) (several such loads sum there)."""
         self._new_name(name, "force")
         owner = f"line load {name!r}"
-        if beam not in self._beams:
-            known = ", ".join(self._beams) or "none (add one with add_beam)"
+        beams = {**self._beams, **self._shear_beams}
+        if beam not in beams:
+            known = ", ".join(beams) or "none (add one with add_beam)"
             raise ValueError(f"{owner}: unknown beam {beam!r}; beams: {known}")
-        d = self._beams[beam]
+        d = beams[beam]
         d["line_load"] = d["line_load"] + B.vector(load, self._beam_dim, f"{owner}: load")[None, :]
         d["line_load"][-1] = 0.0  # the last node starts no element
         return name
 
     # ---------------------------------------------------------------- build hooks
     def _beam_nodes(self):
+        fam = self._beam_families
+        return (self._mesh_nodes(self._beams, fam["node"], fam["body"], {})
+                + self._mesh_nodes(self._shear_beams, "reissner2d_node", "reissner2d_beam",
+                                   dict(G="G", shear_factor="k")))
+
+    @staticmethod
+    def _mesh_nodes(beams, node, body, extra):
+        """Node dicts of meshed beams (node and body family, initial q, v = 0) with the
+        Params of the element that starts at each node (length 0 on a beam's last node);
+        extra: Params field -> section key, beyond the common ones."""
         out = []
-        for beam, d in self._beams.items():
+        for d in beams.values():
             s = d["section"]
             n = len(d["nodes"])
             for k, nd in enumerate(d["nodes"]):
-                last = k == n - 1
-                fam = self._beam_families
-                out.append(dict(name=nd, node=fam["node"], body=fam["body"], q=d["q"][k],
-                                v=np.zeros(2 * self._beam_dim),
-                                params=dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
-                                            length=0.0 if last else d["length"],
-                                            alpha=s["alpha"], beta=s["beta"],
-                                            line_load=d["line_load"][k])))
+                params = dict(rho=s["rho"], area=s["A"], E=s["E"], I=s["I"],
+                              length=0.0 if k == n - 1 else d["length"], alpha=s["alpha"],
+                              beta=s["beta"], line_load=d["line_load"][k],
+                              **{f: s[key] for f, key in extra.items()})
+                out.append(dict(name=nd, node=node, body=body, q=d["q"][k],
+                                v=np.zeros_like(d["q"][k]), params=params))
         return out
 
     def _beam_forces(self):
@@ -272,13 +323,70 @@ class BeamBuilder(_BeamMethods):
         """Clamp the beam node `node` to `other` (the ground, default, or another beam
         node) as in the initial configuration: its position (2 rows) and its slope's
         direction (1 row; the slope's length, the axial strain, stays free). With the
-        ground: a cantilever's clamped end."""
+        ground: a cantilever's clamped end. A node of a shear beam (`add_shear_beam`) is
+        clamped by `add_weld` (its position and its cross-section angle theta, 3 rows;
+        `other` may then also be a rigid body)."""
+        if node in self._shear_node:
+            return self.add_weld(name, other, node, at=self._shear_node[node][:2])
         qi, qj = self._attach(name, "weld", node, other)
         p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
         ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
         p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
         self._add_joint(name, "node_weld", other, node, [p1, p2])
         return name
+
+    @recorded
+    def add_shear_beam(self, name, start, end, elements=8, section=None) -> tuple:
+        """Add a straight shear-deformable (geometrically exact Simo-Reissner /
+        Timoshenko) planar beam from `start` to `end` (`jaxmbs.flexible.reissner`): linear
+        elements with one-point (reduced) integration, free of shear locking; nodes
+        (x, y, theta), theta the absolute angle of the cross-section.
+
+        Args:
+          start, end: (2,) end points of the undeformed centre line, m.
+          elements: number of elements n (>= 1); the beam gets n + 1 nodes. The element
+            converges in O(h^2): about 20 elements give 1e-3 on a cantilever's deflection.
+          section: dict with E (Pa), rho (kg/m^3), A (m^2), I (m^4, about the bending
+            axis) and exactly one of G (shear modulus, Pa) or nu (Poisson's ratio:
+            G = E / (2 (1 + nu))); optional k (shear correction factor, default 5/6, a
+            rectangle) and Rayleigh damping alpha (1/s) and beta (s) as in `add_beam`.
+            E A (N) is the axial, k G A (N) the shear, E I (N m^2) the bending stiffness,
+            rho A (kg/m) the mass and rho I (kg m) the rotary inertia per length.
+        Returns the node names (f'{name}.n0', ..., f'{name}.n{n}'), node 0 at `start`;
+        coordinates '<node>.x', '.y', '.theta', Params leaves '<node>.rho', '.area', '.E',
+        '.G', '.I', '.shear_factor', '.length', '.alpha', '.beta', '.line_load' (the element
+        from node k to node k + 1). The nodes are planar frames: join them with
+        `add_revolute`, `add_weld`, ... (to rigid bodies, particles, the ground or other
+        nodes) or `add_node_pin` / `add_node_weld`, load them with `add_load` /
+        `add_node_load` (a torque is a moment on the cross-section) and
+        `add_beam_line_load`. The initial state is the undeformed, resting beam (theta =
+        the direction angle of end - start).
+        """
+        self._new_name(name, "beam")
+        owner = f"beam {name!r}"
+        a = B.vector(start, 2, f"{owner}: start")
+        b = B.vector(end, 2, f"{owner}: end")
+        sec = self._section(owner, section, SHEAR_KEYS, ("k",))
+        if "nu" in sec:
+            if not -1.0 < sec["nu"] <= 0.5:
+                raise ValueError(f"{owner}: section['nu'] must lie in (-1, 0.5], got {sec['nu']}")
+            sec["G"] = sec["E"] / (2.0 * (1.0 + sec.pop("nu")))
+        elif not sec["G"] > 0:
+            raise ValueError(f"{owner}: section['G'] must be > 0 (Pa), got {sec['G']}")
+        sec["k"] = sec.get("k", SHEAR_FACTOR)
+        if not sec["k"] > 0:
+            raise ValueError(f"{owner}: section['k'] (shear correction factor) must be > 0, got {sec['k']}")
+        n, length, d = self._straight(owner, a, b, elements)
+        th = float(np.arctan2(d[1], d[0]))
+        nodes = tuple(f"{name}.n{k}" for k in range(n + 1))
+        for nd in nodes:
+            self._names.add(nd)
+        q = [np.r_[a + (b - a) * k / n, th] for k in range(n + 1)]
+        self._shear_beams[name] = dict(nodes=nodes, q=q, section=sec, length=length / n,
+                                       line_load=np.zeros((n + 1, 2)))
+        for nd, qk in zip(nodes, q):
+            self._shear_node[nd] = qk
+        return nodes
 
     @recorded
     def add_beam_body_weld(self, name, node, body, xi=0.0, at=None, point=None, axis=None,
@@ -307,7 +415,10 @@ class BeamBuilder(_BeamMethods):
         is the same dead or following. Treated as non-conservative (its potential -M theta
         is multi-valued once theta winds past +-pi): no potential, its power M theta_dot
         counted in the work `simulate` integrates. Params leaves f'{name}.torque', '.force'
-        (0, a follower force), '.xi', '.length' (family 'beam_follower')."""
+        (0, a follower force), '.xi', '.length' (family 'beam_follower'). On a node of a
+        shear beam (xi = 0 only): `add_load`'s torque on the node's cross-section angle."""
+        if node in self._shear_node and xi == 0.0:
+            return self.add_load(name, node, torque=torque)  # a moment on the cross-section
         self._new_name(name, "force")
         owner = f"torque {name!r}"
         self._node(node, owner)

@@ -75,6 +75,8 @@ FIELD_SAMPLERS = {
     "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
     "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
     "line_load": lambda r, d: r.normal(size=(K, d)),
+    # shear-deformable beam (jaxmbs.flexible.reissner): shear modulus, shear factor
+    "G": lambda r, d: _pos(r, 0.3, 1.0), "shear_factor": lambda r, d: _pos(r, 0.5, 1.0),
     # Rayleigh damping off here: the body test checks that velocity terms do no work;
     # the damping forces are tested in tests/test_flexible_damping_loads.py
     "alpha": lambda r, d: np.zeros(K), "beta": lambda r, d: np.zeros(K),
