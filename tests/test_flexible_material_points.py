@@ -1,0 +1,298 @@
+"""Joints and loads at material points of ANCF beams (issue 20): pins between material
+points of two beams ('beam_beam_point', 3D 'beam3d_beam_point'), dead point loads
+between nodes ('beam_load', 'beam3d_load') and the sliding joint along a planar beam
+('beam_slider', extra coordinate s).
+
+References, independent of jaxmbs's kernels:
+* the Hermite shape functions written out here in NumPy (virtual work of a point load);
+* Euler-Bernoulli cantilever deflections (linear statics): for a point load P at x = a,
+  w(x) = P x^2 (3a - x) / (6 EI) (x <= a), P a^2 (3x - a) / (6 EI) (x >= a); for a uniform
+  load q, w(x) = q x^2 (6 L^2 - 4 L x + x^2) / (24 EI). Cubic Hermite elements with
+  consistent loads reproduce these at the nodes exactly; the rest is the geometric
+  nonlinearity, O((w / L)^2) relative;
+* the rigid-rail bead: s(t) = s0 + g sin(alpha) t^2 / 2 (slow test);
+* autodiff of Phi through the assembled model for the Jacobian and gamma.
+"""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxmbs
+from jaxmbs.analysis import reactions
+from jaxmbs.dynamics import accelerations
+from jaxmbs.equations import constraint_terms, generalized_forces
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
+def hermite(xi, L):
+    """NumPy Hermite shape functions (4,) of xi in [0, 1], element length L."""
+    return np.array([1 - 3 * xi**2 + 2 * xi**3, L * (xi - 2 * xi**2 + xi**3),
+                     3 * xi**2 - 2 * xi**3, L * (xi**3 - xi**2)])
+
+
+def _terms_checker(mech, params):
+    """check(q, v): jac = dPhi/dq and gamma = -d2Phi/dt2 (zero acceleration) of the
+    assembled model against autodiff (jitted once per model); returns the terms."""
+    terms = jax.jit(lambda q, v: constraint_terms(mech, params, q, v, 0.0))
+    phi = lambda qq: constraint_terms(mech, params, qq, jnp.zeros(mech.n_vel), 0.0).phi
+
+    @jax.jit
+    def reference(q, v):
+        d1 = lambda tau: jax.jvp(phi, (q + tau * v,), (v,))[1]
+        return jax.jacfwd(phi)(q), -jax.jvp(d1, (0.0,), (1.0,))[1]
+
+    def check(q, v):
+        t = terms(q, v)
+        J, gam = reference(q, v)
+        np.testing.assert_allclose(t.jac, J, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(t.gamma, gam, rtol=1e-10, atol=1e-10)
+        return t
+    check.terms = terms
+    return check
+
+
+def _perturbed(mech, q0, v_scale, seed, skip=()):
+    rng = np.random.default_rng(seed)
+    q = np.asarray(q0) + 0.05 * rng.normal(size=q0.shape)
+    for i in skip:
+        q[i] = q0[i]
+    return jnp.asarray(q), jnp.asarray(v_scale * rng.normal(size=mech.n_vel))
+
+
+SEC = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-8)  # EI = 2000 N m^2, rho A = 0.78 kg/m
+
+
+# ------------------------------------------------------------ dead loads between nodes
+@pytest.mark.parametrize("dim", [2, 3])
+def test_dead_point_load_is_the_virtual_work_of_the_force(dim):
+    """Q of add_node_load(xi=0.3) = S(xi)^T F on the element's nodes (NumPy shape
+    functions), zero elsewhere; potential -F . r(xi); at a deformed state."""
+    m = jaxmbs.Model(gravity=(0.0, 0.0)) if dim == 2 else jaxmbs.SpatialModel(gravity=(0.0, 0.0, 0.0))
+    nodes = m.add_beam("b", np.zeros(dim), np.eye(dim)[0] * 1.2, elements=3, section=SEC)
+    F = np.array([3.0, -5.0, 2.0])[:dim]
+    m.add_node_load("P", nodes[1], F, xi=0.3)
+    mech, params, q0, v0 = m.build()
+    rng = np.random.default_rng(1)
+    q = q0 + jnp.asarray(0.1 * rng.normal(size=q0.shape))
+    Q, V, _ = generalized_forces(mech, params, q, jnp.zeros(mech.n_vel), 0.0)
+    S = hermite(0.3, 0.4)
+    Qref = np.zeros(mech.n_vel)
+    i1, i2 = (mech.coordinate_index(f"{nd}.x") for nd in nodes[1:3])
+    for a, (i0, off) in enumerate([(i1, 0), (i1, dim), (i2, 0), (i2, dim)]):
+        Qref[i0 + off: i0 + off + dim] = S[a] * F
+    # the elastic forces of the deformed beam are in Q too: remove them by difference
+    m0 = jaxmbs.Model(gravity=(0.0, 0.0)) if dim == 2 else jaxmbs.SpatialModel(gravity=(0.0, 0.0, 0.0))
+    m0.add_beam("b", np.zeros(dim), np.eye(dim)[0] * 1.2, elements=3, section=SEC)
+    mech0, params0, _, _ = m0.build()
+    Q0, V0, _ = generalized_forces(mech0, params0, q, jnp.zeros(mech.n_vel), 0.0)
+    np.testing.assert_allclose(Q - Q0, Qref, rtol=0, atol=1e-12 * np.abs(Q0).max())
+    e = np.asarray(q[i1: i2 + 2 * dim]).reshape(4, dim)
+    # (V - V0: the strain energy of the deformed beam cancels, to its round-off)
+    np.testing.assert_allclose(V - V0, -F @ (S @ e), rtol=0, atol=1e-13 * abs(float(V0)))
+
+
+def test_dead_point_load_cantilever_matches_euler_bernoulli():
+    """Cantilever L = 1 m, 4 elements, P = 2 N at x = 0.3 m (xi = 0.2 of element 1): the
+    nodal deflections are the Euler-Bernoulli ones to 1e-7 relative (the geometric
+    nonlinearity is of order (w/L)^2 ~ 2e-9; measured at P = 0.02 N: 1.4e-13)."""
+    L, P, a = 1.0, 2.0, 0.3
+    EI = SEC["E"] * SEC["I"]
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    nodes = m.add_beam("b", (0, 0), (L, 0), elements=4, section=SEC)
+    m.add_node_weld("clamp", nodes[0])
+    m.add_node_load("P", nodes[1], (0.0, -P), xi=0.2)
+    mech, params, q0, _ = m.build()
+    q = np.asarray(jaxmbs.equilibrium(mech, params, q0, tol=1e-8).q)
+    x = np.linspace(0, L, 5)
+    w = np.where(x <= a, P * x**2 * (3 * a - x), P * a**2 * (3 * x - a)) / (6 * EI)
+    y = np.array([q[mech.coordinate_index(f"{nd}.y")] for nd in nodes])
+    np.testing.assert_allclose(-y, w, rtol=1e-7, atol=1e-7 * w.max())
+
+
+def test_point_load_and_pin_refuse_bad_input_naming_it():
+    m = jaxmbs.Model()
+    nodes = m.add_beam("b", (0, 0), (1, 0), elements=2, section=SEC)
+    other = m.add_beam("c", (0, 0), (0, -1), elements=2, section=SEC)
+    with pytest.raises(ValueError, match=r"load 'P': xi must lie in \[0, 1\]"):
+        m.add_node_load("P", nodes[0], (0, 1), xi=1.5)
+    with pytest.raises(ValueError, match="unknown beam node 'b.n7'"):
+        m.add_node_load("P2", "b.n7", (0, 1), xi=0.5)
+    with pytest.raises(ValueError, match=r"pin 'p' \(other side\): xi must lie in \[0, 1\]"):
+        m.add_node_pin("p", nodes[1], other[0], xi=0.5, xi_other=-0.1)
+    with pytest.raises(ValueError, match="last node of beam 'b'"):
+        m.add_node_pin("p2", nodes[2], other[0], xi=0.5)
+    with pytest.raises(ValueError, match="xi_other is for a beam node"):
+        m.add_node_pin("p3", nodes[1], xi=0.5, xi_other=0.5)
+    with pytest.raises(ValueError, match="unknown beam 'rail'"):
+        m.add_beam_slider("s", "rail", "ground", at=(0.5, 0))
+    m.add_particle("bead", 1.0, (0.5, 0.1))
+    with pytest.raises(ValueError, match="off the centre line of beam 'b'"):
+        m.add_beam_slider("s2", "b", "bead")
+    with pytest.raises(ValueError, match="outside beam 'b'"):
+        m.add_beam_slider("s3", "b", "bead", s=1.5)
+    with pytest.raises(ValueError, match="give the ground's point with at="):
+        m.add_beam_slider("s4", "b", "ground")
+
+
+# ------------------------------------------------------ pins between material points
+def _hanging(dim, xi_a=0.2, xi_b=0.5):
+    """Cantilever A along x (4 elements of 0.25 m, clamped at x = 0) and beam B (0.4 m,
+    2 elements) hanging along -y from A's material point x = a = 0.25 (1 + xi_a), pinned
+    at B's material point xi_b of its first element (a spherical joint in 3D)."""
+    g = -9.81
+    if dim == 2:
+        m = jaxmbs.Model(gravity=(0.0, g))
+    else:
+        m = jaxmbs.SpatialModel(gravity=(0.0, g, 0.0))
+    a = 0.25 * (1 + xi_a)
+    e = np.eye(dim)
+    A = m.add_beam("A", np.zeros(dim), e[0], elements=4, section=SEC)
+    top = a * e[0] + 0.2 * xi_b * e[1]
+    Bn = m.add_beam("B", top, top - 0.4 * e[1], elements=2, section=SEC)
+    m.add_node_weld("clamp", A[0])
+    m.add_node_pin("pin", Bn[0], A[1], xi=xi_b, xi_other=xi_a)
+    return m, A, a
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_pin_between_material_points_jacobian_and_statics(dim):
+    """A beam hanging from a material point of a cantilever (pin at interior points of
+    both elements): Phi = 0 as built, Jacobian and gamma of the model against autodiff
+    (1e-12 / 1e-10) at a random state; at equilibrium A's nodal deflections are the
+    Euler-Bernoulli ones under its own weight plus B's weight at x = a (rel. 1e-6,
+    measured 2.3e-7 in 2D and 3D: w / L ~ 5e-4, the geometric nonlinearity (w/L)^2) and
+    the pin carries B's weight."""
+    m, A, a = _hanging(dim)
+    mech, params, q0, v0 = m.build()
+    t0 = constraint_terms(mech, params, q0, v0, 0.0)
+    assert float(jnp.abs(t0.phi).max()) < 1e-15
+    q, v = _perturbed(mech, q0, 0.5, 3)
+    _terms_checker(mech, params)(q, v)
+    res = jaxmbs.equilibrium(mech, params, q0, tol=1e-9)
+    qe = np.asarray(res.q)
+    rhoA, EI = SEC["rho"] * SEC["A"], SEC["E"] * SEC["I"]
+    P, qd, L = 0.4 * rhoA * 9.81, rhoA * 9.81, 1.0
+    x = np.linspace(0, L, 5)
+    w = np.where(x <= a, P * x**2 * (3 * a - x), P * a**2 * (3 * x - a)) / (6 * EI) \
+        + qd * x**2 * (6 * L**2 - 4 * L * x + x**2) / (24 * EI)
+    y = np.array([qe[mech.coordinate_index(f"{nd}.y")] for nd in A])
+    np.testing.assert_allclose(-y, w, rtol=1e-6, atol=1e-6 * w.max())
+    acc = accelerations(mech, params, jnp.asarray(qe), jnp.zeros(mech.n_vel), 0.0)
+    R = reactions(mech, params, jnp.asarray(qe), acc.lam)["pin"]
+    np.testing.assert_allclose(np.asarray(R["force"])[:2], [0.0, P], rtol=1e-9, atol=1e-9 * P)
+
+
+def test_pin_at_element_ends_equals_the_node_pin():
+    """xi = 1 of an element (and xi_other = 1) is its next node: the same accelerations
+    as the node pin 'ancf_point' (to 1e-12 relative)."""
+    out = []
+    for xi in (None, 1.0):
+        m = jaxmbs.Model(gravity=(0.0, -9.81))
+        A = m.add_beam("A", (0, 0), (1, 0), elements=2, section=SEC)
+        B = m.add_beam("B", (1, 0), (1, -0.5), elements=2, section=SEC)
+        m.add_node_weld("clamp", A[0])
+        if xi is None:
+            m.add_node_pin("pin", B[1], A[2])
+        else:
+            m.add_node_pin("pin", B[0], A[1], xi=1.0, xi_other=1.0)
+        mech, params, q0, v0 = m.build()
+        assert {f.kind for f in mech.families} >= ({"ancf_point"} if xi is None else {"beam_beam_point"})
+        q, v = _perturbed(mech, q0, 0.3, 5)
+        out.append(accelerations(mech, params, q, v, 0.0).qdd)
+    np.testing.assert_allclose(out[1], out[0], rtol=1e-12, atol=1e-12 * float(jnp.abs(out[0]).max()))
+
+
+# ---------------------------------------------------------- sliding along a beam
+def _bead_on_rail(E=2e11, elements=3, alpha_deg=30.0, s0=0.1, mass=0.1, both_ends=True,
+                  point=None):
+    """A rail of length 1 m inclined by alpha below +x, clamped at its top end (and pinned
+    at the other when both_ends), and a bead (particle; with `point`, a body) sliding on
+    it from arc length s0."""
+    m = jaxmbs.Model(gravity=(0.0, -9.81))
+    al = np.deg2rad(alpha_deg)
+    u = np.array([np.cos(al), -np.sin(al)])
+    nodes = m.add_beam("rail", (0, 0), tuple(u), elements=elements,
+                       section=dict(E=E, rho=1000.0, A=1e-2, I=1e-6))
+    m.add_node_weld("clamp", nodes[0])
+    if both_ends:
+        m.add_node_pin("end", nodes[-1])
+    if point is None:
+        m.add_particle("bead", mass, tuple(s0 * u))
+        m.add_beam_slider("slide", "rail", "bead")
+    else:
+        m.add_body("bead", mass, 1e-3, tuple(s0 * u - np.asarray(point)))
+        m.add_beam_slider("slide", "rail", "bead", point=point)
+    return m, nodes, al
+
+
+def test_slider_jacobian_gamma_across_elements_and_continuity():
+    """Body point sliding on a 3-element rail: jac and gamma of the model against autodiff
+    with s in each element; at a node (s = 1/3 m) Phi and jac are continuous from both
+    sides (the element changes, ANCF is C1): the jumps are O(eps) (measured < 1e-15 for
+    Phi, the jac columns' < 1e-12); s and the body's state are read right."""
+    m, nodes, _ = _bead_on_rail(point=(0.05, 0.02))
+    mech, params, q0, v0 = m.build()
+    i = mech.coordinate_index("slide.s")
+    assert mech.extra_names == ("slide.s",) and float(q0[i]) == pytest.approx(0.1, abs=1e-15)
+    check = _terms_checker(mech, params)
+    for k, s in enumerate((0.1, 0.5, 0.9)):
+        q, v = _perturbed(mech, q0, 0.7, 10 + k, skip=(i,))
+        check(q.at[i].set(s), v)
+    q, v = _perturbed(mech, q0, 0.7, 20, skip=(i,))
+    h = 1e-13
+    lo = check.terms(q.at[i].set(1 / 3 - h), v)
+    hi = check.terms(q.at[i].set(1 / 3 + h), v)
+    np.testing.assert_allclose(lo.phi, hi.phi, atol=1e-12)
+    np.testing.assert_allclose(lo.jac, hi.jac, atol=1e-11)
+
+
+def test_slider_reaction_is_normal_to_the_deformed_tangent():
+    """Frictionless: at a deformed, moving state the rail's force on the bead (reactions)
+    is perpendicular to the beam's tangent r_x(s) (|F . t| / |F| < 1e-12, measured
+    ~1e-16), and the constraint force on s, jac[:, s] . lam, vanishes."""
+    m, nodes, al = _bead_on_rail(E=1e7)
+    mech, params, q0, v0 = m.build()
+    i = mech.coordinate_index("slide.s")
+    q, v = _perturbed(mech, q0, 0.5, 7, skip=(i,))
+    res = jaxmbs.assemble(mech, params, q, v)
+    acc = accelerations(mech, params, res.q, res.v, 0.0)
+    assert int(acc.status) == 0
+    t = constraint_terms(mech, params, res.q, res.v, 0.0)
+    R = np.asarray(reactions(mech, params, res.q, acc.lam)["slide"]["force"])
+    s = float(res.q[i])
+    k = int(s // (1 / 3))
+    xi = s / (1 / 3) - k
+    dS = np.array([-6 * xi + 6 * xi**2, (1 - 4 * xi + 3 * xi**2) / 3, 6 * xi - 6 * xi**2,
+                   (3 * xi**2 - 2 * xi) / 3])
+    e = np.concatenate([np.asarray(res.q)[mech.coordinate_index(f"{nodes[k + j]}.x"):][:4]
+                        for j in (0, 1)]).reshape(4, 2)
+    tan = dS @ e
+    assert np.linalg.norm(R) > 0.1
+    assert abs(R @ tan) / (np.linalg.norm(R) * np.linalg.norm(tan)) < 1e-12
+    assert abs(float(t.jac[:, i] @ acc.lam)) < 1e-12 * float(jnp.abs(acc.lam).max())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("E", [1e8, 1e9])
+def test_slider_on_stiff_rail_follows_the_rigid_incline(E):
+    """Bead on a rail clamped at the top, pinned at the bottom, 30 degrees, 4 elements,
+    0.4 s (RK4, Projection): s(t) against the rigid incline s0 + g sin(alpha) t^2 / 2.
+    The error is the rail's flexibility (its transverse vibration started by the bead's
+    weight at t = 0): measured 7.5e-3 m at E = 1e8 Pa, 7.8e-4 m at 1e9 (~1/E); energy
+    balance error < 1e-6 (measured 3.6e-7, 1.9e-7)."""
+    m, _, al = _bead_on_rail(E=E, elements=4)
+    mech, params, q0, v0 = m.build()
+    dt = 1e-4 if E < 5e8 else 4e-5
+    tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, 0.4), dt, save_every=int(round(0.01 / dt)))
+    assert int(np.max(np.asarray(tr.status))) == 0
+    s = np.asarray(tr.q[:, mech.coordinate_index("slide.s")])
+    tt = np.asarray(tr.t)
+    err = np.max(np.abs(s - (0.1 + 0.5 * 9.81 * np.sin(al) * tt**2)))
+    assert err < 8e-3 * (1e8 / E), err
+    assert float(tr.energy_error()) < 1e-6
