@@ -895,11 +895,12 @@ class Model(BeamBuilder, BuilderBase):
             v0 = np.r_[v0, np.zeros(len(cam_q))]
             v0[nq:] = self._cam_rates(cam_blk, jparams["cam"], q0, v0)
         if self._sliders:
-            sl_blk, jparams["beam_slider"], sl_where, names, sq, sv = self._slider_block(
-                row, fidx, nblocks, len(q0))
-            families.append(sl_blk)
+            blocks, sl_where, nrows, names, sq, sv = self._slider_blocks(row, fidx, nblocks, len(q0))
+            for blk, p in blocks:
+                families.append(blk)
+                jparams[blk.kind] = p
             where.update(sl_where)
-            row += 2 * len(self._sliders)
+            row += nrows
             extra_names += names
             q0, v0 = np.r_[q0, sq], np.r_[v0, sv]
         if extra_names:

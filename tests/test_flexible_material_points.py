@@ -233,10 +233,10 @@ def test_pin_at_element_ends_equals_the_node_pin():
 
 # ---------------------------------------------------------- sliding along a beam
 def _bead_on_rail(E=2e11, elements=3, alpha_deg=30.0, s0=0.1, mass=0.1, both_ends=True,
-                  point=None):
+                  point=None, prismatic=False):
     """A rail of length 1 m inclined by alpha below +x, clamped at its top end (and pinned
-    at the other when both_ends), and a bead (particle; with `point`, a body) sliding on
-    it from arc length s0."""
+    at the other when both_ends), and a bead (particle; with `point`, a body, prismatic or
+    not) sliding on it from arc length s0."""
     m = jaxmbs.Model(gravity=(0.0, -9.81))
     al = np.deg2rad(alpha_deg)
     u = np.array([np.cos(al), -np.sin(al)])
@@ -250,19 +250,24 @@ def _bead_on_rail(E=2e11, elements=3, alpha_deg=30.0, s0=0.1, mass=0.1, both_end
         m.add_beam_slider("slide", "rail", "bead")
     else:
         m.add_body("bead", mass, 1e-3, tuple(s0 * u - np.asarray(point)))
-        m.add_beam_slider("slide", "rail", "bead", point=point)
+        m.add_beam_slider("slide", "rail", "bead", point=point, prismatic=prismatic)
     return m, nodes, al
 
 
-def test_slider_jacobian_gamma_across_elements_and_continuity():
-    """Body point sliding on a 3-element rail: jac and gamma of the model against autodiff
-    with s in each element; at a node (s = 1/3 m) Phi and jac are continuous from both
-    sides (the element changes, ANCF is C1): the jumps are O(eps) (measured < 1e-15 for
-    Phi, the jac columns' < 1e-12); s and the body's state are read right."""
-    m, nodes, _ = _bead_on_rail(point=(0.05, 0.02))
+@pytest.mark.parametrize("prismatic", [False, True])
+def test_slider_jacobian_gamma_across_elements_and_continuity(prismatic):
+    """Body point sliding on a 3-element rail (prismatic: its axis also kept along the
+    tangent): jac and gamma of the model against autodiff with s in each element; at a
+    node (s = 1/3 m) Phi and the point rows' jac are continuous from both sides (the
+    element changes, ANCF is C1; measured jumps < 1e-15); the angle row's s column, axis
+    x r_xx, jumps with the curvature (not checked)."""
+    m, nodes, _ = _bead_on_rail(point=(0.05, 0.02), prismatic=prismatic)
     mech, params, q0, v0 = m.build()
     i = mech.coordinate_index("slide.s")
     assert mech.extra_names == ("slide.s",) and float(q0[i]) == pytest.approx(0.1, abs=1e-15)
+    rows = np.asarray(next(j for j in mech.joints if j.name == "slide").rows)
+    assert len(rows) == (3 if prismatic else 2)
+    assert float(jnp.abs(constraint_terms(mech, params, q0, v0, 0.0).phi).max()) < 1e-15
     check = _terms_checker(mech, params)
     for k, s in enumerate((0.1, 0.5, 0.9)):
         q, v = _perturbed(mech, q0, 0.7, 10 + k, skip=(i,))
@@ -272,7 +277,11 @@ def test_slider_jacobian_gamma_across_elements_and_continuity():
     lo = check.terms(q.at[i].set(1 / 3 - h), v)
     hi = check.terms(q.at[i].set(1 / 3 + h), v)
     np.testing.assert_allclose(lo.phi, hi.phi, atol=1e-12)
-    np.testing.assert_allclose(lo.jac, hi.jac, atol=1e-11)
+    point = rows[:2]
+    np.testing.assert_allclose(lo.jac[point], hi.jac[point], atol=1e-11)
+    if prismatic:  # the node columns of the angle row are continuous too (S_x is)
+        cols = np.arange(mech.n_vel) != i
+        np.testing.assert_allclose(lo.jac[rows[2], cols], hi.jac[rows[2], cols], atol=1e-11)
 
 
 def test_slider_reaction_is_normal_to_the_deformed_tangent():

@@ -689,6 +689,38 @@ class BeamLoad(F.ForceFamily):
         return _OnElement.validate(self, p, xp)
 
 
+def _slider_element(p, S, Sd, static):
+    """The element under a slider's arc length s: S, Sd (k, 1 + 4n) = (s, the beam's n
+    nodes' coordinates) and rates, static = (n_e per instance,), p['length'] (k,) m ->
+    (k, n, sdot (k,), element index el (k,), xi (k,), L (k,), the element's nodal
+    vectors e and rates ed (k, 4, 2)); el = clip(floor(s / L), 0, n_e - 1)."""
+    k = S.shape[0]
+    n = (S.shape[1] - 1) // 4
+    ne = jnp.asarray(np.asarray(static[0], np.int32))
+    L = p["length"]
+    s, sd = S[:, 0], Sd[:, 0]
+    N, Nd = S[:, 1:].reshape(k, n, 4), Sd[:, 1:].reshape(k, n, 4)
+    el = jnp.clip(jnp.floor(s / L).astype(jnp.int32), 0, ne - 1)
+    take = lambda A: jnp.concatenate([jnp.take_along_axis(A, el[:, None, None], 1),
+                                      jnp.take_along_axis(A, el[:, None, None] + 1, 1)],
+                                     1).reshape(k, 4, 2)
+    return k, n, sd, el, s / L - el, L, take(N), take(Nd)
+
+
+def _on_beam_nodes(w, el, n):
+    """(k, r, 4n) Jacobian of rows w (k, r, 4) . (element nodal coordinates) over the
+    whole beam's n nodes: the element's first node's part on node el, the second's on
+    el + 1, zero elsewhere; w's 4 entries per element node pair as (position, slope)
+    shape weights, applied per coordinate: w (k, r, 2 (element node), 2 (pos/slope), 2
+    (x, y))."""
+    nodes = jnp.arange(n)[None, :, None, None, None]
+    first = (nodes == el[:, None, None, None, None])
+    second = (nodes == el[:, None, None, None, None] + 1)
+    k, r = w.shape[:2]
+    out = first * w[:, None, :, 0] + second * w[:, None, :, 1]       # (k, n, r, 2, 2)
+    return jnp.moveaxis(out, 2, 1).reshape(k, r, 4 * n)
+
+
 class BeamSlider(F.ConstraintFamily):
     """Sliding joint along a planar ANCF beam (Sugiyama, Escalona and Shabana 2003):
 
@@ -722,18 +754,7 @@ class BeamSlider(F.ConstraintFamily):
 
     def evaluate(self, p, Xi, Xj, Vi, Vj, S, Sd, static):
         from ..planar.geometry import point_jacobian, rotate
-        k = S.shape[0]
-        n = (S.shape[1] - 1) // 4
-        ne = jnp.asarray(np.asarray(static[0], np.int32))
-        L = p["length"]
-        s, sd = S[:, 0], Sd[:, 0]
-        N, Nd = S[:, 1:].reshape(k, n, 4), Sd[:, 1:].reshape(k, n, 4)
-        el = jnp.clip(jnp.floor(s / L).astype(jnp.int32), 0, ne - 1)
-        xi = s / L - el
-        take = lambda A: jnp.concatenate([jnp.take_along_axis(A, el[:, None, None], 1),
-                                          jnp.take_along_axis(A, el[:, None, None] + 1, 1)],
-                                         1).reshape(k, 4, 2)
-        e, ed = take(N), take(Nd)
+        k, n, sd, el, xi, L, e, ed = _slider_element(p, S, Sd, static)
         Sh, dS, ddS = shape_functions(xi, L)
         Sx, Sxx = dS / L[:, None], ddS / (L * L)[:, None]
         r = jnp.einsum("ka,kac->kc", Sh, e)
@@ -743,11 +764,8 @@ class BeamSlider(F.ConstraintFamily):
         Gj = point_jacobian(As, -1.0)
         # d r / d (node n's (r, r_x)): S of the element's first node on node el, of its
         # second on el + 1, zero elsewhere
-        w = Sh.reshape(k, 2, 2)                               # (element node, position/slope)
-        nodes = jnp.arange(n)[None, :]
-        wn = (nodes == el[:, None])[..., None] * w[:, None, 0] \
-            + (nodes == el[:, None] + 1)[..., None] * w[:, None, 1]   # (k, n, 2)
-        Gn = jnp.einsum("knb,cd->kcnbd", wn, jnp.eye(2, dtype=S.dtype)).reshape(k, 2, 4 * n)
+        w = jnp.einsum("ka,rc->krac", Sh, jnp.eye(2, dtype=S.dtype)).reshape(k, 2, 2, 2, 2)
+        Gn = _on_beam_nodes(w, el, n)
         Gs = jnp.concatenate([t[:, :, None], Gn], -1)
         quad = (sd * sd)[:, None] * jnp.einsum("ka,kac->kc", Sxx, e) \
             + 2.0 * sd[:, None] * jnp.einsum("ka,kac->kc", Sx, ed) + (Vj[:, 2] ** 2)[:, None] * As
@@ -765,9 +783,51 @@ class BeamSlider(F.ConstraintFamily):
         return [("length", ~(p["length"] > 0), "must be > 0")]
 
 
+
+class BeamSliderAngle(BeamSlider):
+    """The prismatic part of a sliding joint along a planar beam (with 'beam_slider': a
+    prismatic joint on a flexible guide):
+
+        (A(theta_j) axis_j) x r_x(s) = 0   (1 row)
+
+    the unit vector `axis_j` (k, 2) fixed in body j stays along the beam's deformed
+    tangent at the slider's arc length s (the same extra coordinate as its
+    'beam_slider' row pair: `FamilyBlock.extra_cols` point at it, `extra` = 0 here: the
+    family owns no coordinate of its own). S, Sd, static and `length` as 'beam_slider'.
+    Gs (k, 1, 1 + 4n): column 0 is axis x r_xx(s), the others axis x S_x(xi) on the
+    element's nodes; r_xx jumps where the element changes (ANCF is C1), so this row's
+    Jacobian in s does too."""
+
+    name = "beam_slider_angle"
+    rows = 1
+    fields = ("axis_j", "length")
+    extra = 1  # reads one extra coordinate (built with its slider; see the builder)
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj, S, Sd, static):
+        from ..planar.geometry import dot, perp, rotate
+        k, n, sd, el, xi, L, e, ed = _slider_element(p, S, Sd, static)
+        _, dS, ddS = shape_functions(xi, L)
+        Sx, Sxx = dS / L[:, None], ddS / (L * L)[:, None]
+        S3 = jnp.stack(jnp.broadcast_arrays(12.0, 6.0 * L, -12.0, 6.0 * L), -1) / (L * L * L)[:, None]
+        t = jnp.einsum("ka,kac->kc", Sx, e)
+        c = jnp.einsum("ka,kac->kc", Sxx, e)
+        a = rotate(Xj[:, 2], p["axis_j"])
+        w = Vj[:, 2]
+        g = _cross(a, t)
+        Gj = jnp.concatenate([jnp.zeros_like(a), -dot(a, t)[:, None]], -1)[:, None, :]
+        wn = jnp.einsum("ka,kc->kac", Sx, perp(a)).reshape(k, 1, 2, 2, 2)
+        Gs = jnp.concatenate([_cross(a, c)[:, None, None], _on_beam_nodes(wn, el, n)], -1)
+        td = c * sd[:, None] + jnp.einsum("ka,kac->kc", Sx, ed)           # d r_x / dt
+        tdd = jnp.einsum("ka,kac->kc", S3, e) * (sd * sd)[:, None] \
+            + 2.0 * sd[:, None] * jnp.einsum("ka,kac->kc", Sxx, ed)      # at zero acceleration
+        quad = -w * w * g - 2.0 * w * dot(a, td) + _cross(a, tdd)
+        return g[:, None], jnp.zeros_like(Gj), Gj, quad[:, None], Gs
+
+
+
 for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad(),
            PlanarBeamFrame(), BeamPoint(), BeamSlope(), BeamFollower(), BeamBeamPoint(),
-           BeamLoad(), BeamSlider()):
+           BeamLoad(), BeamSlider(), BeamSliderAngle()):
     F.register(_f)
 
 

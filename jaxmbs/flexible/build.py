@@ -354,7 +354,8 @@ class BeamBuilder(_BeamMethods):
         return name
 
     @recorded
-    def add_beam_slider(self, name, beam, body, s=None, point=None, at=None) -> str:
+    def add_beam_slider(self, name, beam, body, s=None, point=None, at=None, prismatic=False,
+                        axis=None) -> str:
         """A sliding joint along a beam (point on the deformed centre line, 2 rows): a point
         of `body` (a rigid body, a particle or the ground) stays on the centre line of
         `beam` and slides along it without friction; the bead-on-a-wire of a flexible
@@ -362,7 +363,7 @@ class BeamBuilder(_BeamMethods):
         Escalona and Shabana 2003). Adds one extra, massless coordinate f'{name}.s' (m):
         the undeformed arc length from the beam's first node at which the point sits
         (family 'beam_slider'; the element changes with s, continuously: ANCF elements
-        are C1). The body keeps its rotation free (no tangent alignment).
+        are C1). The body keeps its rotation free, unless prismatic=True.
 
         Args:
           beam: the beam's name (`add_beam`).
@@ -373,13 +374,20 @@ class BeamBuilder(_BeamMethods):
           s: its initial arc length along the beam (m, in [0, beam length]); default: the
             projection of the point onto the beam's initial, straight centre line, which
             must then lie on it (within 1e-9 of its length).
+          prismatic: True adds one row (family 'beam_slider_angle'): a direction fixed in
+            the body stays along the beam's deformed tangent at s, so the body turns with
+            the beam (a prismatic joint on a flexible guide; a rigid body or the ground,
+            not a particle). axis: (2,) that direction, global, in the initial
+            configuration (default: the beam's direction; it must be along it). Params
+            leaf f'{name}.beam_slider_angle.axis_j' (body coordinates).
         The initial rate of s is the tangential part of the point's initial velocity
         (the beam starts at rest); call `jaxmbs.assemble` if the point does not start on
         the beam. The point must stay within the beam (0 <= s <= its length): beyond its
         ends the end elements' cubics are extrapolated and nothing stops it. Reaction
         reported: the force on `body` (N, normal to the beam's tangent: frictionless) and
         its moment. Params leaves f'{name}.point_j', '.length' (the beam's element length,
-        copied).
+        copied); with prismatic=True f'{name}.beam_slider.point_j', '.beam_slider.length',
+        '.beam_slider_angle.axis_j', '.beam_slider_angle.length'.
         """
         self._new_name(name, "joint")
         owner = f"slider {name!r}"
@@ -407,16 +415,35 @@ class BeamBuilder(_BeamMethods):
         vb = self._bodies[body]["v"] if kind == "body" else (
             np.r_[self._particles[body]["v"], 0.0] if kind == "particle" else np.zeros(3))
         vP = vb[:2] + vb[2] * np.array([-(P - qb[:2])[1], (P - qb[:2])[0]])
-        self._sliders.append(dict(name=name, beam=beam, body=body, point_j=sj,
+        if not isinstance(prismatic, (bool, np.bool_)):
+            raise ValueError(f"{owner}: prismatic must be True or False, got {prismatic!r}")
+        if not prismatic and axis is not None:
+            raise ValueError(f"{owner}: axis is for prismatic=True")
+        axis_j = None
+        if prismatic:
+            if kind == "particle":
+                raise ValueError(f"{owner}: {body!r} is a particle, which has no orientation; "
+                                 "give prismatic=False or a rigid body")
+            ax = u if axis is None else B.vector(axis, 2, f"{owner}: axis")
+            nax = float(np.linalg.norm(ax))
+            if not nax > 0 or abs(ax[0] * u[1] - ax[1] * u[0]) > 1e-9 * nax:
+                raise ValueError(f"{owner}: axis {ax} is not along beam {beam!r}'s direction {u}; "
+                                 "give a direction along the beam (or None)")
+            c, sn = np.cos(qb[2]), np.sin(qb[2])
+            axis_j = np.array([[c, sn], [-sn, c]]) @ (ax / nax)
+        self._sliders.append(dict(name=name, beam=beam, body=body, point_j=sj, axis_j=axis_j,
                                   s=min(max(s0, 0.0), total), sd=float(vP @ u)))
-        self._add_joint(name, "beam_slider", GROUND, body, [("beam_slider", len(self._sliders) - 1)])
+        i = len(self._sliders) - 1
+        parts = [("beam_slider", i)] + ([("beam_slider_angle", i)] if prismatic else [])
+        self._add_joint(name, "beam_slider", GROUND, body, parts)
         return name
 
-    def _slider_block(self, row, fidx, nblocks, ncoord):
-        """Build-time data of the 'beam_slider' family: (FamilyBlock, params, {part: rows},
-        extra names, extra q0, extra v0), its extra coordinates s numbered from ncoord.
-        Each instance's extra_cols are (its s, the q columns of its beam's nodes, the last
-        node repeated up to the widest beam of the block)."""
+    def _slider_blocks(self, row, fidx, nblocks, ncoord):
+        """Build-time data of the 'beam_slider' family and, for prismatic sliders, of
+        'beam_slider_angle': ([(FamilyBlock, params)], {part: rows}, rows used, extra
+        names, extra q0, extra v0), the extra coordinates s numbered from ncoord. Each
+        instance's extra_cols are (its s, the q columns of its beam's nodes, the last node
+        repeated up to the widest beam of the block); an angle row reads its slider's."""
         import jax.numpy as jnp
 
         from ..mechanism import FamilyBlock
@@ -430,13 +457,20 @@ class BeamBuilder(_BeamMethods):
             nodes = self._beams[x["beam"]]["nodes"]
             nodes = nodes + (nodes[-1],) * (nmax - len(nodes))
             cols.append((ncoord + i,) + tuple(col[n] + a for n in nodes for a in range(4)))
-        static = (tuple(len(self._beams[x["beam"]]["nodes"]) - 1 for x in S),)
-        p = {"point_j": jnp.asarray(np.array([x["point_j"] for x in S], float)),
-             "length": jnp.asarray(np.array([self._beams[x["beam"]]["length"] for x in S], float))}
-        blk = FamilyBlock("beam_slider", (0,) * len(S), tuple(fidx(x["body"]) for x in S), row, 2,
-                          tuple(x["name"] for x in S), (), tuple(cols), static)
-        where = {("beam_slider", i): (row + 2 * i, row + 2 * i + 1) for i in range(len(S))}
-        return (blk, p, where, tuple(f"{x['name']}.s" for x in S),
+        out, where, row0 = [], {}, row
+        for fam, field, r in (("beam_slider", "point_j", 2), ("beam_slider_angle", "axis_j", 1)):
+            idx = [i for i, x in enumerate(S) if x[field] is not None]
+            if not idx:
+                continue
+            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float)),
+                 "length": jnp.asarray(np.array([self._beams[S[i]["beam"]]["length"] for i in idx], float))}
+            static = (tuple(len(self._beams[S[i]["beam"]]["nodes"]) - 1 for i in idx),)
+            out.append((FamilyBlock(fam, (0,) * len(idx), tuple(fidx(S[i]["body"]) for i in idx), row, r,
+                                    tuple(S[i]["name"] for i in idx), (), tuple(cols[i] for i in idx),
+                                    static), p))
+            where.update({(fam, i): tuple(range(row + r * m, row + r * m + r)) for m, i in enumerate(idx)})
+            row += r * len(idx)
+        return (out, where, row - row0, tuple(f"{x['name']}.s" for x in S),
                 np.array([x["s"] for x in S]), np.array([x["sd"] for x in S]))
 
     def _follower(self, owner, name, node, xi, force, torque):

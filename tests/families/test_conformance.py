@@ -49,7 +49,7 @@ FIELD_SAMPLERS = {
     "a_i": lambda r, d: _unit(r, d), "b_j": lambda r, d: _unit(r, d),
     "f_i": lambda r, d: _unit(r, d), "g_i": lambda r, d: _unit(r, d),
     "f_j": lambda r, d: _unit(r, d), "n_i": lambda r, d: _unit(r, d),
-    "a_j": lambda r, d: _unit(r, d),
+    "a_j": lambda r, d: _unit(r, d), "axis_j": lambda r, d: _unit(r, d),
     "r_i": lambda r, d: _unit(r, 4), "r_j": lambda r, d: _unit(r, 4),
     "radius": lambda r, d: _pos(r, 0.2, 0.6), "radius_i": lambda r, d: _pos(r, 0.3, 0.8),
     "radius_j": lambda r, d: _pos(r, 0.3, 0.8),
