@@ -54,7 +54,15 @@ Families (registered on import):
   nodes, 11 entries) and its constraint families 'beam_point' (2 rows: the material point
   xi of an element on a body point, a pin) and 'beam_slope' (1 row: the slope at xi along
   a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
-  particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`).
+  particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`);
+  'beam_beam_point' (2 rows: material points xi_i, xi_j of two elements coincide, a
+  revolute joint between beams, `Model.add_node_pin(..., xi=, xi_other=)`); force family
+  'beam_load' (a dead force at a material point xi, `add_node_load(..., xi=)`).
+* sliding joints along a beam (`Model.add_beam_slider`), on the planar frame of the
+  sliding body: 'beam_slider' (2 rows: a body point on the deformed centre line at the
+  arc length s, an extra massless coordinate; the instance reads the whole beam's nodes
+  through `FamilyBlock.extra_cols`) and 'beam_slider_angle' (1 row: a body axis along the
+  tangent at s; with 'beam_slider' a prismatic joint on a flexible guide).
 
 `jaxmbs.Model.add_beam` meshes a straight beam into these families.
 """

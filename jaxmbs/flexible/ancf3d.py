@@ -42,7 +42,9 @@ Families (registered on import, after the planar ones):
 * frame kind 'spatial_beam' (a view: a spatial rigid frame's (r, quaternion) and an
   element's two nodes, 19 coordinates, 18 velocities) and its constraint family
   'beam3d_point' (3 rows: the material point xi of an element on a body point: a
-  spherical joint between a cable and a rigid body, a particle or the ground).
+  spherical joint between a cable and a rigid body, a particle or the ground),
+  'beam3d_beam_point' (3 rows: a spherical joint between material points of two cable
+  elements) and the force family 'beam3d_load' (a dead force at a material point).
 
 `jaxmbs.SpatialModel.add_beam` meshes a straight cable into these families
 (`jaxmbs.flexible.build.CableBuilder`).

@@ -5,10 +5,14 @@ node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); t
 section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
 '.E', '.I', '.length' (the element from node k to node k + 1), its Rayleigh damping
 '.alpha', '.beta' and its distributed load '.line_load' (`add_beam_line_load`). `add_node_pin`,
-`add_node_weld`, `add_node_load` (dead or follower forces) and `add_node_torque` attach
-nodes to the ground or to other beam nodes and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
-material point xi of an element, to a rigid body, a particle or the ground (constraint
-families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
+`add_node_weld`, `add_node_load` (dead or follower forces, at nodes or material points)
+and `add_node_torque` attach nodes (`add_node_pin`: also material points xi of two beams'
+elements) to the ground or to other beams and load them; `add_beam_body_pin` and
+`add_beam_body_weld` attach a node, or any material point xi of an element, to a rigid
+body, a particle or the ground (constraint families 'beam_point' and 'beam_slope' on the
+frame kind 'planar_beam'); `add_beam_slider` lets a body point slide along a beam's
+deformed centre line (family 'beam_slider', an extra coordinate; prismatic=True adds
+'beam_slider_angle').
 
 `CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
 of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
