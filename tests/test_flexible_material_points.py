@@ -399,8 +399,10 @@ def test_mass_sliding_along_a_flexible_cantilever_conserves_energy_frictionless(
 def test_model_file_round_trip_and_params_leaves(tmp_path):
     """A model with a material-point pin, a point load between nodes and a prismatic
     slider is written to a model file and re-read: the same coordinates, rows and Params
-    leaves; the new leaves are replaceable by name."""
+    leaves; the new leaves are replaceable by name; the pin is drawn at its material
+    point (plot.geometry)."""
     from jaxmbs import io
+    from jaxmbs import plot as P
 
     m = jaxmbs.Model()
     A = m.add_beam("A", (0, 0), (1, 0), elements=2, section=SEC)
@@ -421,3 +423,5 @@ def test_model_file_round_trip_and_params_leaves(tmp_path):
     assert float(p.joints["beam_beam_point"]["xi_i"][0]) == 0.9
     with pytest.raises(ValueError, match="xi"):
         mech.replace(params, {"P.xi": 1.5})
+    pins = {n: x for n, x, _ in P.geometry(mech, params, np.asarray(q0))["revolutes"]}
+    np.testing.assert_allclose(pins["pin"], [0.5, 0.0], atol=1e-15)
