@@ -124,7 +124,7 @@ def test_point_load_and_pin_refuse_bad_input_naming_it():
         m.add_node_load("P", nodes[0], (0, 1), xi=1.5)
     with pytest.raises(ValueError, match="unknown beam node 'b.n7'"):
         m.add_node_load("P2", "b.n7", (0, 1), xi=0.5)
-    with pytest.raises(ValueError, match=r"pin 'p' \(other side\): xi must lie in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"pin 'p': xi_other must lie in \[0, 1\]"):
         m.add_node_pin("p", nodes[1], other[0], xi=0.5, xi_other=-0.1)
     with pytest.raises(ValueError, match="last node of beam 'b'"):
         m.add_node_pin("p2", nodes[2], other[0], xi=0.5)

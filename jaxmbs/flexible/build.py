@@ -165,28 +165,29 @@ class _BeamMethods:
             part = self._add_inst(fam["body_point"], GROUND, elem, name, point_i=P, xi=x, length=L)
             self._add_joint(name, "beam_body_pin", GROUND, elem, [part])
             return name
-        oelem, xo, Lo, Po, _ = self._material_point(f"{owner} (other side)", other, xo)
+        oelem, xo, Lo, Po, _ = self._material_point(owner, other, xo, "xi_other")
         part = self._add_inst(fam["beam_pin"], oelem, elem, name, point=P - Po, xi_i=xo, xi_j=x,
                               length_i=Lo, length_j=L)
         self._add_joint(name, "beam_pin", oelem, elem, [part])
         return name
 
-    def _material_point(self, owner, node, xi):
+    def _material_point(self, owner, node, xi, arg="xi"):
         """(element's first node, xi, element length L, initial position P (d,), initial
         slope r_x (d,)) of the material point xi of the element starting at `node`; the last
         node of a beam (no element starts there) is xi = 1 of the element before it."""
         from .ancf import shape_functions
 
         self._node(node, owner)
-        x = B.finite(xi, f"{owner}: xi")
+        x = B.finite(xi, f"{owner}: {arg}")
         if not 0.0 <= x <= 1.0:
-            raise ValueError(f"{owner}: xi must lie in [0, 1] (0: the node, 1: the next node), got {x}")
+            raise ValueError(f"{owner}: {arg} must lie in [0, 1] (0: the node, 1: the next node), got {x}")
         beam, k = self._beam_node[node]
         d = self._beams[beam]
         if k == len(d["nodes"]) - 1:
             if x != 0.0:
                 raise ValueError(f"{owner}: {node!r} is the last node of beam {beam!r} and starts no "
-                                 f"element; give xi = 0 (the node) or the node before it with xi in [0, 1]")
+                                 f"element; give {arg} = 0 (the node) or the node before it with {arg} "
+                                 "in [0, 1]")
             k, x = k - 1, 1.0
         L = d["length"]
         e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, self._beam_dim)
