@@ -254,7 +254,7 @@ def _bead_on_rail(E=2e11, elements=3, alpha_deg=30.0, s0=0.1, mass=0.1, both_end
     return m, nodes, al
 
 
-@pytest.mark.parametrize("prismatic", [False, True])
+@pytest.mark.parametrize("prismatic", [pytest.param(False, marks=pytest.mark.slow), True])
 def test_slider_jacobian_gamma_across_elements_and_continuity(prismatic):
     """Body point sliding on a 3-element rail (prismatic: its axis also kept along the
     tangent): jac and gamma of the model against autodiff with s in each element; at a
