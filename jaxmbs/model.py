@@ -884,16 +884,29 @@ class Model(BeamBuilder, BuilderBase):
         families, jparams, where, row = B.constraint_blocks(self._inst, fidx_map)
         fidx = fidx_map.__getitem__
 
-        if self._cams:  # cam family: extra (massless) coordinates after the particles
+        # extra (massless) coordinates after all nodes, one scalar block: cam curve
+        # parameters, then the arc lengths of sliding joints along beams
+        nq_nodes, nv_nodes, extra_names = len(q0), len(v0), ()
+        if self._cams:
             nq = len(q0)
             cam_blk, jparams["cam"], cam_where, extra_names, cam_q = self._cam_block(row, fidx, nq)
             families.append(cam_blk)
             where.update(cam_where)
             row += 3 * len(self._cams)
-            nblocks.append(NodeBlock("scalar", extra_names, nq, len(v0), -1))
             q0 = np.r_[q0, cam_q]
             v0 = np.r_[v0, np.zeros(len(cam_q))]
             v0[nq:] = self._cam_rates(cam_blk, jparams["cam"], q0, v0)
+        if self._sliders:
+            blocks, sl_where, nrows, names, sq, sv = self._slider_blocks(row, fidx, nblocks, len(q0))
+            for blk, p in blocks:
+                families.append(blk)
+                jparams[blk.kind] = p
+            where.update(sl_where)
+            row += nrows
+            extra_names += names
+            q0, v0 = np.r_[q0, sq], np.r_[v0, sv]
+        if extra_names:
+            nblocks.append(NodeBlock("scalar", extra_names, nq_nodes, nv_nodes, -1))
         user_params = {}
         ucons, _, uwhere, nonholonomic, row = B.user_rows(self._user_constraints, q0, v0, row,
                                                           user_params, keys)

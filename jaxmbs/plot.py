@@ -224,6 +224,15 @@ def beam_lines(mech, params, q, dim=2):
     return out, E
 
 
+def element_point(E, f, xi, L, dim):
+    """The material point xi (m) of the element that starts at frame f, length L, from the
+    node table E of `beam_lines` (NumPy; for drawing pins between beams)."""
+    from .flexible.ancf import shape_functions
+
+    S, _, _ = (np.asarray(a) for a in shape_functions(float(xi), float(L), np))
+    return S @ np.stack([E[f, :dim], E[f, dim:], E[f + 1, :dim], E[f + 1, dim:]])
+
+
 def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
     """Planar ANCF beams: out['beams'] (`beam_lines`); pins of beams to bodies / the
     ground ('beam_point', 'ancf_point') go to out['revolutes'] (and ground symbols), their
@@ -232,13 +241,15 @@ def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
     if E is None:
         return
     for fam in mech.families:
-        if fam.kind not in ("beam_point", "ancf_point"):
+        if fam.kind not in ("beam_point", "ancf_point", "beam_beam_point"):
             continue
         p = joints_p[fam.kind]
         for k, (fi, fj) in enumerate(zip(fam.frames_i, fam.frames_j)):
             if fam.kind == "beam_point":  # material point on a body point: a pin
                 P = glob(fi, p["point_i"][k])
                 attach(fi, p["point_i"][k])
+            elif fam.kind == "beam_beam_point":  # material points of two elements
+                P = element_point(E, fj, p["xi_j"][k], p["length_j"][k], 2)
             else:  # a node on the ground or on another node
                 P = E[fj, :2].copy()
             out["revolutes"].append((fam.owners[k], P, fi == _GROUND))

@@ -42,7 +42,9 @@ Families (registered on import, after the planar ones):
 * frame kind 'spatial_beam' (a view: a spatial rigid frame's (r, quaternion) and an
   element's two nodes, 19 coordinates, 18 velocities) and its constraint family
   'beam3d_point' (3 rows: the material point xi of an element on a body point: a
-  spherical joint between a cable and a rigid body, a particle or the ground).
+  spherical joint between a cable and a rigid body, a particle or the ground),
+  'beam3d_beam_point' (3 rows: a spherical joint between material points of two cable
+  elements) and the force family 'beam3d_load' (a dead force at a material point).
 
 `jaxmbs.SpatialModel.add_beam` meshes a straight cable into these families
 (`jaxmbs.flexible.build.CableBuilder`).
@@ -205,8 +207,30 @@ class Beam3DPoint(A._OnElement):
         return g, Gi, Gj, -Pq
 
 
+class Beam3DBeamPoint(A.BeamBeamPoint):
+    """r_j(xi_j) - r_i(xi_i) - point = 0 (3 rows, m): a spherical joint between the
+    material points xi_i, xi_j in [0, 1] of two cable elements (lengths `length_i`,
+    `length_j`, m), `point` (k, 3) m the constant offset (global axes); frames i and j
+    are elements (view kind 'spatial_beam', rigid part unused). See `ancf.BeamBeamPoint`."""
+
+    name = "beam3d_beam_point"
+    rows = 3
+    frame = SPATIAL_BEAM
+    rigid = 6
+
+
+class Beam3DLoad(A.BeamLoad):
+    """A dead force `force` (k, 3) N at the material point xi of a cable element (view kind
+    'spatial_beam'): Q = S(xi)^T F, potential -F . r(xi). See `ancf.BeamLoad`."""
+
+    name = "beam3d_load"
+    frame = SPATIAL_BEAM
+    rigid = 6
+
+
 for _f in (Ancf3DFrame(), Ancf3DNode(), Ancf3DCable(), Ancf3DPoint(), Ancf3DSlope(),
-           Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint()):
+           Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint(), Beam3DBeamPoint(),
+           Beam3DLoad()):
     F.register(_f)
 
 

@@ -5,10 +5,14 @@ node family 'ancf2d_node' (coordinates '<beam>.n<k>.x', '.y', '.x_x', '.y_x'); t
 section and material of element k are the Params leaves '<beam>.n<k>.rho', '.area',
 '.E', '.I', '.length' (the element from node k to node k + 1), its Rayleigh damping
 '.alpha', '.beta' and its distributed load '.line_load' (`add_beam_line_load`). `add_node_pin`,
-`add_node_weld`, `add_node_load` (dead or follower forces) and `add_node_torque` attach
-nodes to the ground or to other beam nodes and load them; `add_beam_body_pin` and `add_beam_body_weld` attach a node, or any
-material point xi of an element, to a rigid body, a particle or the ground (constraint
-families 'beam_point' and 'beam_slope' on the frame kind 'planar_beam').
+`add_node_weld`, `add_node_load` (dead or follower forces, at nodes or material points)
+and `add_node_torque` attach nodes (`add_node_pin`: also material points xi of two beams'
+elements) to the ground or to other beams and load them; `add_beam_body_pin` and
+`add_beam_body_weld` attach a node, or any material point xi of an element, to a rigid
+body, a particle or the ground (constraint families 'beam_point' and 'beam_slope' on the
+frame kind 'planar_beam'); `add_beam_slider` lets a body point slide along a beam's
+deformed centre line (family 'beam_slider', an extra coordinate; prismatic=True adds
+'beam_slider_angle').
 
 `add_shear_beam` meshes a straight shear-deformable (Simo-Reissner / Timoshenko) beam
 into nodes '<beam>.n<k>' of the node family 'reissner2d_node' (coordinates '.x', '.y',
@@ -47,7 +51,8 @@ class _BeamMethods:
 
     _beam_dim = 2
     _beam_families = dict(node="ancf2d_node", body="ancf2d_beam", point="ancf_point",
-                          load="ancf_load", body_point="beam_point")
+                          load="ancf_load", body_point="beam_point", beam_pin="beam_beam_point",
+                          point_load="beam_load")
 
     def _init_beams(self):
         self._beams = {}       # beam name -> dict(nodes, q, section, length)
@@ -55,6 +60,7 @@ class _BeamMethods:
         self._node_loads = []  # dicts: family ('ancf_load', 'beam_follower'), its fields
         self._shear_beams = {}  # shear beam name -> dict(nodes, q, section, length, line_load)
         self._shear_node = {}   # shear beam node name -> its initial (x, y, theta) (3,)
+        self._sliders = []     # sliding joints along planar beams (BeamBuilder.add_beam_slider)
 
     @recorded
     def add_beam(self, name, start, end, elements=8, section=None) -> tuple:
@@ -154,36 +160,73 @@ class _BeamMethods:
         return qi, qj
 
     @recorded
-    def add_node_pin(self, name, node, other=GROUND) -> str:
-        """Pin (revolute) the beam node `node` to `other` (the ground, default, or another
-        beam node) where they are in the initial configuration: 2 rows planar, 3 in space
-        (a spherical joint), r_node - r_other = const (m). The slopes stay free. A node of
-        a shear beam (`add_shear_beam`, a planar frame) is pinned by `add_revolute` at its
-        position (`other` may then also be a rigid body or a particle)."""
+    def add_node_pin(self, name, node, other=GROUND, xi=0.0, xi_other=0.0) -> str:
+        """Pin a beam to `other` (the ground, default, or another beam) where they are in
+        the initial configuration: planar a revolute joint (2 rows), in space a spherical
+        joint (3 rows), r - r_other = const (m). The slopes stay free.
+
+        Args:
+          node: a beam node; with xi in [0, 1] the material point xi of the element that
+            starts at `node` (0: the node itself, 1: the next node; the last node of a
+            beam takes xi = 0 only).
+          other: the ground, or a beam node (of the same or another beam).
+          xi_other: the material point of the element that starts at `other` (as xi; the
+            ground: must be 0).
+        Nodes on both sides (xi = xi_other = 0): family 'ancf_point' ('ancf3d_point');
+        a material point and the ground: 'beam_point' ('beam3d_point', as
+        `add_beam_body_pin` to the ground); material points of two elements:
+        'beam_beam_point' ('beam3d_beam_point'), Params leaves f'{name}.point' (the
+        constant offset (d,), m), '.xi_i', '.xi_j', '.length_i', '.length_j' (i: `other`,
+        j: `node`). Reaction reported: the force on `node`'s side (N) and its moment.
+        A node of a shear beam (`add_shear_beam`, a planar frame) is pinned by
+        `add_revolute` at its position (`other` may then also be a rigid body or a particle;
+        xi and xi_other must be 0).
+        """
         if node in self._shear_node:
+            if xi != 0.0 or xi_other != 0.0:
+                raise ValueError(f"pin {name!r}: {node!r} is a shear-beam node; xi and xi_other "
+                                 "apply to ANCF beams only (give 0)")
             return self.add_revolute(name, other, node, at=self._shear_node[node][:2])
         qi, qj = self._attach(name, "pin", node, other)
+        owner = f"pin {name!r}"
         d = self._beam_dim
-        part = self._add_inst(self._beam_families["point"], other, node, name, point=qj[:d] - qi[:d])
-        self._add_joint(name, "node_pin", other, node, [part])
+        x = B.finite(xi, f"{owner}: xi")
+        xo = B.finite(xi_other, f"{owner}: xi_other")
+        fam = self._beam_families
+        if x == 0.0 and xo == 0.0:
+            part = self._add_inst(fam["point"], other, node, name, point=qj[:d] - qi[:d])
+            self._add_joint(name, "node_pin", other, node, [part])
+            return name
+        elem, x, L, P, _ = self._material_point(owner, node, x)
+        if other == GROUND:
+            if xo != 0.0:
+                raise ValueError(f"{owner}: xi_other is for a beam node; the ground has none (give 0)")
+            part = self._add_inst(fam["body_point"], GROUND, elem, name, point_i=P, xi=x, length=L)
+            self._add_joint(name, "beam_body_pin", GROUND, elem, [part])
+            return name
+        oelem, xo, Lo, Po, _ = self._material_point(owner, other, xo, "xi_other")
+        part = self._add_inst(fam["beam_pin"], oelem, elem, name, point=P - Po, xi_i=xo, xi_j=x,
+                              length_i=Lo, length_j=L)
+        self._add_joint(name, "beam_pin", oelem, elem, [part])
         return name
 
-    def _material_point(self, owner, node, xi):
+    def _material_point(self, owner, node, xi, arg="xi"):
         """(element's first node, xi, element length L, initial position P (d,), initial
         slope r_x (d,)) of the material point xi of the element starting at `node`; the last
         node of a beam (no element starts there) is xi = 1 of the element before it."""
         from .ancf import shape_functions
 
         self._node(node, owner)
-        x = B.finite(xi, f"{owner}: xi")
+        x = B.finite(xi, f"{owner}: {arg}")
         if not 0.0 <= x <= 1.0:
-            raise ValueError(f"{owner}: xi must lie in [0, 1] (0: the node, 1: the next node), got {x}")
+            raise ValueError(f"{owner}: {arg} must lie in [0, 1] (0: the node, 1: the next node), got {x}")
         beam, k = self._beam_node[node]
         d = self._beams[beam]
         if k == len(d["nodes"]) - 1:
             if x != 0.0:
                 raise ValueError(f"{owner}: {node!r} is the last node of beam {beam!r} and starts no "
-                                 f"element; give xi = 0 (the node) or the node before it with xi in [0, 1]")
+                                 f"element; give {arg} = 0 (the node) or the node before it with {arg} "
+                                 "in [0, 1]")
             k, x = k - 1, 1.0
         L = d["length"]
         e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, self._beam_dim)
@@ -223,9 +266,11 @@ class _BeamMethods:
         node itself, 1: the next node).
 
         follower=False (default): a dead (constant, non-following) force in global axes,
-        conservative (potential -F . r); at the node only (xi = 0; the last node of a
-        beam is its own xi = 0). Params leaf f'{name}.force' (family 'ancf_load', 3D
-        'ancf3d_load').
+        conservative (potential -F . r). At a node (xi = 0; the last node of a beam is
+        its own xi = 0): Params leaf f'{name}.force' (family 'ancf_load', 3D
+        'ancf3d_load'); between nodes (0 < xi <= 1): generalised force S(xi)^T F on the
+        element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi',
+        '.length' (family 'beam_load', 3D 'beam3d_load'; planar and spatial).
         follower=True (planar beams only): a follower force given in the deformed
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
@@ -255,9 +300,11 @@ class _BeamMethods:
             self._node_loads.append(self._follower(owner, name, node, xi, force=f, torque=0.0))
             return name
         x = B.finite(xi, f"{owner}: xi")
-        if x != 0.0:
-            raise ValueError(f"{owner}: a dead load acts at a node only (xi = 0), got xi = {x}; "
-                             f"put a node there (more elements) or give follower=True")
+        if x != 0.0:  # between nodes: the element's shape functions carry it
+            elem, x, L, _, _ = self._material_point(owner, node, x)
+            self._node_loads.append(dict(family=self._beam_families["point_load"], name=name,
+                                         fi=GROUND, fj=elem, force=f, xi=x, length=L))
+            return name
         self._node_loads.append(dict(family=self._beam_families["load"], name=name, fi=GROUND,
                                      fj=node, force=f))
         return name
@@ -306,7 +353,7 @@ class _BeamMethods:
         return out
 
     def _beam_forces(self):
-        out = {self._beam_families["load"]: []}
+        out = {self._beam_families["load"]: [], self._beam_families["point_load"]: []}
         if self._beam_dim == 2:
             out["beam_follower"] = []
         for x in self._node_loads:
@@ -426,6 +473,126 @@ class BeamBuilder(_BeamMethods):
         self._node_loads.append(self._follower(owner, name, node, xi, force=np.zeros(2), torque=M))
         return name
 
+    @recorded
+    def add_beam_slider(self, name, beam, body, s=None, point=None, at=None, prismatic=False,
+                        axis=None) -> str:
+        """A sliding joint along a beam (point on the deformed centre line, 2 rows): a point
+        of `body` (a rigid body, a particle or the ground) stays on the centre line of
+        `beam` and slides along it without friction; the bead-on-a-wire of a flexible
+        rail, or (with the ground) a beam sliding through a fixed sleeve (Sugiyama,
+        Escalona and Shabana 2003). Adds one extra, massless coordinate f'{name}.s' (m):
+        the undeformed arc length from the beam's first node at which the point sits
+        (family 'beam_slider'; the element changes with s, continuously: ANCF elements
+        are C1). The body keeps its rotation free, unless prismatic=True.
+
+        Args:
+          beam: the beam's name (`add_beam`).
+          body: a body, a particle or the ground.
+          point: (2,) the point in body coordinates (m); or at: (2,) its global position
+            in the initial configuration (m); default: the body's reference point (a
+            particle: its position; the ground: refused, give at=).
+          s: its initial arc length along the beam (m, in [0, beam length]); default: the
+            projection of the point onto the beam's initial, straight centre line, which
+            must then lie on it (within 1e-9 of its length).
+          prismatic: True adds one row (family 'beam_slider_angle'): a direction fixed in
+            the body stays along the beam's deformed tangent at s, so the body turns with
+            the beam (a prismatic joint on a flexible guide; a rigid body or the ground,
+            not a particle). axis: (2,) that direction, global, in the initial
+            configuration (default: the beam's direction; it must be along it). Params
+            leaf f'{name}.beam_slider_angle.axis_j' (body coordinates).
+        The initial rate of s is the tangential part of the point's initial velocity
+        (the beam starts at rest); call `jaxmbs.assemble` if the point does not start on
+        the beam. The point must stay within the beam (0 <= s <= its length): beyond its
+        ends the end elements' cubics are extrapolated and nothing stops it. Reaction
+        reported: the force on `body` (N, normal to the beam's tangent: frictionless) and
+        its moment. Params leaves f'{name}.point_j', '.length' (the beam's element length,
+        copied); with prismatic=True f'{name}.beam_slider.point_j', '.beam_slider.length',
+        '.beam_slider_angle.axis_j', '.beam_slider_angle.length'.
+        """
+        self._new_name(name, "joint")
+        owner = f"slider {name!r}"
+        if beam not in self._beams:
+            known = ", ".join(self._beams) or "none (add one with add_beam)"
+            raise ValueError(f"{owner}: unknown beam {beam!r}; beams: {known}")
+        kind, qb = self._frame(body, owner)
+        if kind == "ground" and at is None and point is None:
+            raise ValueError(f"{owner}: give the ground's point with at= (global, m)")
+        sj = self._local(body, owner, at, point)
+        P = qb[:2] + np.array([[np.cos(qb[2]), -np.sin(qb[2])], [np.sin(qb[2]), np.cos(qb[2])]]) @ sj
+        d = self._beams[beam]
+        r0, u = d["q"][0][:2], d["q"][0][2:]
+        total = d["length"] * (len(d["nodes"]) - 1)
+        if s is None:
+            s0 = float((P - r0) @ u)
+            off = float(np.linalg.norm(P - r0 - s0 * u))
+            if off > 1e-9 * total:
+                raise ValueError(f"{owner}: the point {P} is {off:.3g} m off the centre line of beam "
+                                 f"{beam!r}; put it on the beam or give s (and call jaxmbs.assemble)")
+        else:
+            s0 = B.finite(s, f"{owner}: s")
+        if not -1e-9 * total <= s0 <= total * (1 + 1e-9):
+            raise ValueError(f"{owner}: s = {s0} m lies outside beam {beam!r} (0 .. {total} m)")
+        vb = self._bodies[body]["v"] if kind == "body" else (
+            np.r_[self._particles[body]["v"], 0.0] if kind == "particle" else np.zeros(3))
+        vP = vb[:2] + vb[2] * np.array([-(P - qb[:2])[1], (P - qb[:2])[0]])
+        if not isinstance(prismatic, (bool, np.bool_)):
+            raise ValueError(f"{owner}: prismatic must be True or False, got {prismatic!r}")
+        if not prismatic and axis is not None:
+            raise ValueError(f"{owner}: axis is for prismatic=True")
+        axis_j = None
+        if prismatic:
+            if kind == "particle":
+                raise ValueError(f"{owner}: {body!r} is a particle, which has no orientation; "
+                                 "give prismatic=False or a rigid body")
+            ax = u if axis is None else B.vector(axis, 2, f"{owner}: axis")
+            nax = float(np.linalg.norm(ax))
+            if not nax > 0 or abs(ax[0] * u[1] - ax[1] * u[0]) > 1e-9 * nax:
+                raise ValueError(f"{owner}: axis {ax} is not along beam {beam!r}'s direction {u}; "
+                                 "give a direction along the beam (or None)")
+            c, sn = np.cos(qb[2]), np.sin(qb[2])
+            axis_j = np.array([[c, sn], [-sn, c]]) @ (ax / nax)
+        self._sliders.append(dict(name=name, beam=beam, body=body, point_j=sj, axis_j=axis_j,
+                                  s=min(max(s0, 0.0), total), sd=float(vP @ u)))
+        i = len(self._sliders) - 1
+        parts = [("beam_slider", i)] + ([("beam_slider_angle", i)] if prismatic else [])
+        self._add_joint(name, "beam_slider", GROUND, body, parts)
+        return name
+
+    def _slider_blocks(self, row, fidx, nblocks, ncoord):
+        """Build-time data of the 'beam_slider' family and, for prismatic sliders, of
+        'beam_slider_angle': ([(FamilyBlock, params)], {part: rows}, rows used, extra
+        names, extra q0, extra v0), the extra coordinates s numbered from ncoord. Each
+        instance's extra_cols are (its s, the q columns of its beam's nodes, the last node
+        repeated up to the widest beam of the block); an angle row reads its slider's."""
+        import jax.numpy as jnp
+
+        from ..mechanism import FamilyBlock
+
+        S = self._sliders
+        nb = next(b for b in nblocks if b.kind == self._beam_families["node"])
+        col = {n: nb.q0 + 4 * i for i, n in enumerate(nb.names)}
+        nmax = max(len(self._beams[x["beam"]]["nodes"]) for x in S)
+        cols = []
+        for i, x in enumerate(S):
+            nodes = self._beams[x["beam"]]["nodes"]
+            nodes = nodes + (nodes[-1],) * (nmax - len(nodes))
+            cols.append((ncoord + i,) + tuple(col[n] + a for n in nodes for a in range(4)))
+        out, where, row0 = [], {}, row
+        for fam, field, r in (("beam_slider", "point_j", 2), ("beam_slider_angle", "axis_j", 1)):
+            idx = [i for i, x in enumerate(S) if x[field] is not None]
+            if not idx:
+                continue
+            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float)),
+                 "length": jnp.asarray(np.array([self._beams[S[i]["beam"]]["length"] for i in idx], float))}
+            static = (tuple(len(self._beams[S[i]["beam"]]["nodes"]) - 1 for i in idx),)
+            out.append((FamilyBlock(fam, (0,) * len(idx), tuple(fidx(S[i]["body"]) for i in idx), row, r,
+                                    tuple(S[i]["name"] for i in idx), (), tuple(cols[i] for i in idx),
+                                    static), p))
+            where.update({(fam, i): tuple(range(row + r * m, row + r * m + r)) for m, i in enumerate(idx)})
+            row += r * len(idx)
+        return (out, where, row - row0, tuple(f"{x['name']}.s" for x in S),
+                np.array([x["s"] for x in S]), np.array([x["sd"] for x in S]))
+
     def _follower(self, owner, name, node, xi, force, torque):
         """The 'beam_follower' instance of a load at the material point xi of `node`."""
         elem, x, L, _, _ = self._material_point(owner, node, xi)
@@ -439,7 +606,8 @@ class CableBuilder(_BeamMethods):
 
     _beam_dim = 3
     _beam_families = dict(node="ancf3d_node", body="ancf3d_cable", point="ancf3d_point",
-                          load="ancf3d_load", body_point="beam3d_point")
+                          load="ancf3d_load", body_point="beam3d_point",
+                          beam_pin="beam3d_beam_point", point_load="beam3d_load")
 
     @recorded
     def add_node_weld(self, name, node, other=GROUND, direction=None) -> str:

@@ -60,13 +60,20 @@ def geometry3d(mech, params, q) -> dict:
                 out["discs"].append((blk.owners[k], glob(fj, p["point_j"][k]), R[fj] @ p["a_j"][k],
                                      float(p["radius"][k])))
                 out["planes"].append((glob(fi, p["point_i"][k]), R[fi] @ p["n_i"][k]))
-    from ..plot import beam_lines
+    from ..plot import beam_lines, element_point
 
     out["cables"], E = beam_lines(mech, params, q, 3)
-    for blk in mech.families:  # pins of cables: a body point, or a node's position
-        if blk.kind in ("beam3d_point", "ancf3d_point"):
+    for blk in mech.families:  # pins of cables: a body point, a node's position, or a
+        # material point of an element pinned to another cable's
+        if blk.kind in ("beam3d_point", "ancf3d_point", "beam3d_beam_point"):
+            p = jp[blk.kind]
             for k, (fi, fj) in enumerate(zip(blk.frames_i, blk.frames_j)):
-                P = glob(fi, jp[blk.kind]["point_i"][k]) if blk.kind == "beam3d_point" else E[fj, :3].copy()
+                if blk.kind == "beam3d_point":
+                    P = glob(fi, p["point_i"][k])
+                elif blk.kind == "beam3d_beam_point":
+                    P = element_point(E, fj, p["xi_j"][k], p["length_j"][k], 3)
+                else:
+                    P = E[fj, :3].copy()
                 out["joints"].append((blk.owners[k], "spherical", P, None))
     for j in mech.joints:
         if not j.point_ref or j.kind in ("driver", "constraint", "distance", "rolling_disc"):

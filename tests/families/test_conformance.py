@@ -49,7 +49,7 @@ FIELD_SAMPLERS = {
     "a_i": lambda r, d: _unit(r, d), "b_j": lambda r, d: _unit(r, d),
     "f_i": lambda r, d: _unit(r, d), "g_i": lambda r, d: _unit(r, d),
     "f_j": lambda r, d: _unit(r, d), "n_i": lambda r, d: _unit(r, d),
-    "a_j": lambda r, d: _unit(r, d),
+    "a_j": lambda r, d: _unit(r, d), "axis_j": lambda r, d: _unit(r, d),
     "r_i": lambda r, d: _unit(r, 4), "r_j": lambda r, d: _unit(r, 4),
     "radius": lambda r, d: _pos(r, 0.2, 0.6), "radius_i": lambda r, d: _pos(r, 0.3, 0.8),
     "radius_j": lambda r, d: _pos(r, 0.3, 0.8),
@@ -71,6 +71,9 @@ FIELD_SAMPLERS = {
     # ranges that clip some instances and not others
     # section and material of beam elements (jaxmbs.flexible.ancf)
     "xi": lambda r, d: np.r_[0.0, 1.0, r.uniform(0, 1, K - 2)],  # ends and interior
+    "xi_i": lambda r, d: np.r_[1.0, 0.0, r.uniform(0, 1, K - 2)],
+    "xi_j": lambda r, d: np.r_[0.0, 1.0, r.uniform(0, 1, K - 2)],
+    "length_i": lambda r, d: _pos(r, 0.2, 1.0), "length_j": lambda r, d: _pos(r, 0.2, 1.0),
     "axis_i": lambda r, d: _unit(r, d),
     "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
     "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
@@ -86,7 +89,8 @@ FIELD_SAMPLERS = {
 }
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
 SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,),
-          ("beam_follower", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
+          ("beam_follower", "force"): (2,), ("beam_load", "force"): (2,),
+          ("beam3d_load", "force"): (3,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
 
 
 def _params(fam, dim, rng):
@@ -242,10 +246,13 @@ def test_extra_coordinate_family_jacobian_and_gamma(name):
     static = fam.sample_static(K)
     Xi, Vi = _frames(fam.frame, rng)
     Xj, Vj = _frames(fam.frame, rng)
-    S = jnp.asarray(rng.normal(size=(K, fam.extra)))
-    Sd = jnp.asarray(rng.normal(size=(K, fam.extra)))
+    # a family that reads further coordinates besides its extra ones (a beam slider: the
+    # beam's nodes) says how many per instance
+    e = fam.extra_width(static) if hasattr(fam, "extra_width") else fam.extra
+    S = jnp.asarray(rng.normal(size=(K, e)))
+    Sd = jnp.asarray(rng.normal(size=(K, e)))
     g, Gi, Gj, quad, Gs = fam.evaluate(p, Xi, Xj, Vi, Vj, S, Sd, static)
-    assert g.shape == (K, fam.rows) and Gs.shape == (K, fam.rows, fam.extra)
+    assert g.shape == (K, fam.rows) and Gs.shape == (K, fam.rows, e)
     rows = lambda xi, xj, ss: fam.evaluate(p, xi, xj, Vi, Vj, ss, Sd, static)[0]
     Ji = jnp.stack([_jac_v(lambda x, k=k: rows(Xi.at[k].set(x), Xj, S)[k], Xi[k:k + 1], nf)[0]
                     for k in range(K)])
