@@ -84,6 +84,13 @@ def beams():
     m.add_beam_body_pin("tip_pin", n2[-1], "link")
     m.add_body("arm", mass=0.1, inertia=5e-4, position=(0.1, 0.1), angle=-0.3)
     m.add_beam_body_weld("arm_weld", n1[0], "arm", xi=0.4, point=(0.02, -0.01), axis_i=(0.6, 0.8))
+    # a collar sliding along b2 (prismatic: it turns with the tangent), a third beam pinned
+    # between material points, a dead load between nodes
+    m.add_body("collar", mass=0.05, inertia=1e-5, position=(0.8, 0.0))
+    m.add_beam_slider("slide", "b2", "collar", prismatic=True)
+    n3 = m.add_beam("b3", (0.25, 0.0), (0.25, -0.3), elements=1, section=sec)
+    m.add_node_pin("mid_pin", n3[0], n1[0], xi=0.0, xi_other=0.5)
+    m.add_node_load("mid_load", n1[1], (0.0, -0.4), xi=0.3)
     return m
 
 

@@ -457,6 +457,12 @@ def _kinds(d):
                     ("unknown key", dict(SECTION, G=1.0), "unknown ['G']"),
                     ("negative E", dict(SECTION, E=-1.0), "section['E']"),
                     ("NaN rho", dict(SECTION, rho=NAN), "section['rho']"), ("text", "x", None)],
+        "shear_section": [("None", None, None), ("no G or nu", dict(SECTION), "G or nu"),
+                          ("G and nu", dict(SECTION, G=8e10, nu=0.3), "G or nu"),
+                          ("unknown key", dict(SECTION, nu=0.3, foo=1.0), "unknown ['foo']"),
+                          ("negative E", dict(SECTION, nu=0.3, E=-1.0), "section['E']"),
+                          ("negative k", dict(SECTION, nu=0.3, k=-1.0), "section['k']"),
+                          ("text", "x", None)],
     }
 
 
@@ -643,6 +649,10 @@ PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
     "add_beam_body_weld": (dict(name="n", node="bm.n0", body="b"),
                            dict(name="name", node="node", body="body", xi="xi", at="vec?",
                                 point="vec?", axis="axis?", axis_i="vec?")),
+    "add_shear_beam": (dict(name="n", start=(6.0, 0.0), end=(7.0, 0.0), elements=2,
+                            section=dict(SECTION, nu=0.3)),
+                       dict(name="name", start="vec", end="vec", elements="elements",
+                            section="shear_section")),
     "add_beam_slider": (dict(name="n", beam="bm", body="w", at=(4.5, 0.0)),
                         dict(name="name", beam="beam", body="body", s="finite?", point="vec?",
                              at="vec?", prismatic="local", axis="axis?")),
