@@ -745,11 +745,12 @@ def main(argv=None):
     md = markdown(res, a.quick)
     out = a.out or (None if a.quick else os.path.join(ROOT, "VALIDATION.md"))
     if out:
-        # keep the section benchmarks/formulations.py writes (between its markers)
+        # keep the sections benchmarks/formulations.py and flexible_validation.py write
+        # (between their markers)
         sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-        from formulations import extract_section
+        from md_sections import kept_sections
 
-        keep = extract_section(open(out).read()) if os.path.exists(out) else ""
+        keep = kept_sections(open(out).read()) if os.path.exists(out) else ""
         keep = "\n" + keep + "\n" if keep else ""
         with open(out, "w") as fh:
             fh.write(md.rstrip("\n") + "\n" + keep)

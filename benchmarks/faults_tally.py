@@ -117,10 +117,10 @@ def write_md(path) -> int:
     md_path = os.path.join(ROOT, "VALIDATION.md")
     with open(md_path) as f:
         text = f.read()
-    from formulations import extract_section  # section 9 (issue 17) follows section 8: keep it
+    from md_sections import kept_sections  # sections 9 and 10 follow section 8: keep them
 
     head = text.split(accuracy.FAULTS_HEADING)[0].rstrip("\n") + "\n\n"
-    tail = extract_section(text)
+    tail = kept_sections(text)
     with open(md_path, "w") as f:
         f.write(head + "\n".join(accuracy.faults_section(path)).rstrip("\n") + "\n"
                 + ("\n" + tail + "\n" if tail else ""))

@@ -53,8 +53,9 @@ from jaxmbs import status as st  # noqa: E402
 from jaxmbs.formulations import FORMULATIONS  # noqa: E402
 from jaxmbs.simulate import ENERGY_TOL, energy_balance_error  # noqa: E402
 from fixed_steps import diagnostics, run_fixed_unjitted  # noqa: E402
+import md_sections  # noqa: E402
 
-BEGIN, END = "<!-- formulations:begin -->", "<!-- formulations:end -->"
+BEGIN, END = md_sections.SECTIONS[0]
 SOLVERS = ("schur", "nullspace", "partition", "udwadia_kalaba", "augmented_lagrangian")
 RATTLE_SOLVERS = ("schur", "udwadia_kalaba")  # (default: every formulation with RK4, these with RATTLE)
 INTEGRATORS = ("rk4", "rattle", "ga", "hht")
@@ -326,23 +327,13 @@ def markdown(res):
 
 
 def extract_section(text):
-    """The block between BEGIN and END (markers included) of a VALIDATION.md text, or ""
-    (benchmarks/accuracy.py keeps it when it rewrites the file)."""
-    i, j = text.find(BEGIN), text.find(END)
-    return text[i:j + len(END)] if 0 <= i < j else ""
+    """The block between BEGIN and END (markers included) of a VALIDATION.md text, or ""."""
+    return md_sections.extract_section(text, BEGIN, END)
 
 
-def write_section(md, path=os.path.join(ROOT, "VALIDATION.md")):
+def write_section(md, path=md_sections.VALIDATION_MD):
     """Replace (or append) the block between BEGIN and END in VALIDATION.md."""
-    text = open(path).read() if os.path.exists(path) else ""
-    if BEGIN in text and END in text:
-        a, rest = text.split(BEGIN, 1)
-        b = rest.split(END, 1)[1]
-        text = a + md + b
-    else:
-        text = text.rstrip("\n") + "\n\n" + md + "\n"
-    with open(path, "w") as fh:
-        fh.write(text)
+    md_sections.write_section(md, BEGIN, END, path)
 
 
 def main(argv=None):
