@@ -421,7 +421,7 @@ def sweep_section(S):
           "blocks, Schur complement in band storage, bandwidth 3 for every chain, banded Cholesky "
           "in a `lax.scan`); below, the dense unrolled Schur complement. `simulate_batch`'s "
           "default `vectorize='auto'` runs every fixed-step batch of 8 or more on the CPU "
-          "batch-minor (issue 16): mechanisms of at most 24 coordinates with the dense solve "
+          "batch-minor (issue 16): mechanisms of at most 24 coordinates (12 on jaxlib < 0.12) with the dense solve "
           "(double pendulum, slider-crank, four-bar, chains of 2 to 7 bodies, the "
           "spatial slider-crank) written out scalar by "
           "scalar (`elementwise_vmap`), larger ones and the banded chains with their arrays "
@@ -558,6 +558,37 @@ def envs_section(results_dir):
     if goal:
         L += ["", f"Goal for cart-pole: {g(goal)} env-steps/s on this CPU: "
               f"{'met' if R.get('cartpole_meets_goal') else 'not met'}."]
+    return L + [""]
+
+
+def flexible_section(results_dir):
+    """Batches of flexible slider-cranks (``python benchmarks/flexible.py --json``;
+    results/flexible*.json, one record per run)."""
+    files = sorted(glob.glob(os.path.join(results_dir, "flexible*.json")))
+    runs = [(f, _load(f)) for f in files]
+    runs = [(f, R) for f, R in runs if R and "steps_per_s" in R]
+    if not runs:
+        return []
+    L = ["## Flexible slider-crank batches", "",
+         "The flexible slider-crank of examples/flexible_slider_crank.py (ANCF rod, steel, crank "
+         "driven at 150 rad/s), every member with its own square section side drawn from 6-10 mm "
+         "(area and I traced per member), one `simulate_batch` call, float64; member-steps/s of "
+         "the second call (run only) and the time per member per simulated second, which "
+         "compares runs at different steps. `python benchmarks/flexible.py --json "
+         "[--integrator rk4]`. Accuracy: the range of the members' peak midpoint deflections "
+         "(the same members in every run).", "",
+         "| file | model | integrator | dt (s) | path | batch | member-steps/s | s per member per simulated s | "
+         "first call (s) | peak deflection (mm) | ok members | machine |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f, R in runs:
+        m = R.get("machine", {})
+        per = 1.0 / (R["steps_per_s"] * R["dt"])
+        lo, hi = R.get("peak_deflection_m", [float("nan")] * 2)
+        L.append(f"| `{os.path.basename(f)}` | {R['model']} | {R['integrator']} | {R['dt']:g} | "
+                 f"{R.get('path', R.get('vectorize', ''))} | {R['batch']} | {g(R['steps_per_s'])} | "
+                 f"{per:.3g} | {R['first_call_s']:.1f} | {1e3 * lo:.3f} - {1e3 * hi:.3f} | "
+                 f"{R['ok_members']} | {m.get('cores')} cores, jax {m.get('jax')}, {m.get('date')}, "
+                 f"load {', '.join(f'{x:.1f}' for x in (m.get('loadavg') or []))} |")
     return L + [""]
 
 
@@ -705,6 +736,7 @@ def main(argv=None):
     L += gradients_section(args.results)
     L += envs_section(args.results)
     L += spatial_section(args.results)
+    L += flexible_section(args.results)
     L += core_ab_section(args.results)
     L += import_section(args.results)
     L += ["## Method", "",

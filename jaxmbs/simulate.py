@@ -29,6 +29,7 @@ from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
 from .equations import constraint_terms, energy_terms, prepare_params
 from .integrators import RK4
+from .experimental.elementwise import scalar_max_coords as _scalar_max_coords
 from .saddle import SchurCholesky
 from .stabilize import Projection
 
@@ -587,9 +588,11 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 # ============================================================================ batch paths
 # (issue 16: simulate_batch, batch_vectorization and the helpers below, down to the end of
 # the file, are the batch layer; the single-member functions above are shared with it.)
-EW_MAX_COORDS = 24  # the batch-minor path writes mechanisms of up to this many coordinates
-# (and a dense saddle solve) out scalar by scalar, larger ones keep their arrays (_ew_form).
-# Was 12 until the scalar form wrote the whole Cholesky factor out (_scalar_solver): with
+EW_MAX_COORDS = _scalar_max_coords()  # the batch-minor path writes mechanisms of up to this
+# many coordinates (and a dense saddle solve) out scalar by scalar, larger ones keep their
+# arrays (_ew_form): 24 from jaxlib 0.12, 12 before (a deadlock of jaxlib 0.10.2's XLA:CPU,
+# `jaxmbs.experimental.elementwise.scalar_max_coords`). 24 since the scalar form writes
+# the whole Cholesky factor out (_scalar_solver): with
 # the column-by-column factor and LAPACK triangular solves of rows above the solver's
 # unroll_max, the spatial slider-crank (21 coordinates, 17 rows) ran 22 us per member-step
 # in the scalar form, 7 us written out, against ~50 us under vmap (batch 512, loaded 2-core box)
@@ -649,7 +652,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         (measured slower in the array form than under vmap: the spatial slider-crank,
         21 coordinates and 17 rows, 5.5e3 vs 2.3e4 member-steps/s, batch 256, one XLA
         device, before EW_MAX_COORDS was raised to 24 and it took the scalar form, 2.4x
-        vmap); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        vmap; EW_MAX_COORDS is 12 on jaxlib < 0.12: `jaxmbs.experimental.elementwise.
+        scalar_max_coords`); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
         jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
         vmap and warns once, naming the reason; when only its scalar program cannot be
         written (MAX_OPS, a primitive it cannot write out), auto runs the array form and

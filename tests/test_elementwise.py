@@ -690,12 +690,17 @@ def test_known_gathers_and_scatters_are_evaluated_with_numpy_as_jax_does():
         assert _numpy_eval.evaluate(eqn.primitive.name, vals, dict(eqn.params), [v.aval for v in eqn.outvars]) is None
 
 
-def test_scalar_form_writes_out_the_whole_factor_above_unroll_max():
-    """A dense mechanism of 13 to EW_MAX_COORDS coordinates with more rows than the
-    solver's unroll_max (a chain of 7 bodies: 21 coordinates, 14 rows, below the banded
-    path's 16) takes the scalar form under "auto", its Cholesky factor written out for
-    every row (`_scalar_solver`; the column-by-column factor's LAPACK triangular solves
+def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
+    """A dense mechanism of 13 to 24 coordinates with more rows than the solver's
+    unroll_max (a chain of 7 bodies: 21 coordinates, 14 rows, below the banded path's 16)
+    takes the scalar form under "auto" where EW_MAX_COORDS is 24 (jaxlib >= 0.12: the
+    gate `scalar_max_coords`, set to 24 here on every jax), its Cholesky factor written out
+    for every row (`_scalar_solver`; the column-by-column factor's LAPACK triangular solves
     ran 3x slower there), and agrees with vmap: batched masses, Projection."""
+    from jaxmbs.experimental.elementwise import scalar_max_coords
+    assert S.EW_MAX_COORDS == scalar_max_coords() in (12, 24)
+    monkeypatch.setattr(S, "EW_MAX_COORDS", 24)
+    jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
     mech, params, q0, v0 = chain(7)
     assert (mech.n_coords, mech.n_constraints) == (21, 14)
     assert S._ew_form(mech, mb.SchurCholesky()) == "scalar"

@@ -62,9 +62,11 @@ def test_spatial_slider_crank_batch_minor_path_matches_vmap():
     """The spatial slider-crank (3 bodies; revolute, spherical, universal, prismatic; 21
     position, 18 velocity coordinates, a dense 17-row solve) runs on the batch-minor path
     and agrees with vmap to round-off: batched slider masses and initial rates,
-    Projection. vectorize="auto" takes it (the scalar form, its 17-row Cholesky factor
-    written out: 2.4x vmap's throughput, batch 512, one XLA:CPU device), without a
-    warning, and batch_vectorization says so."""
+    Projection. From jaxlib 0.12 (EW_MAX_COORDS 24) vectorize="auto" takes it (the scalar
+    form, its 17-row Cholesky factor written out: 2.4x vmap's throughput, batch 512, one
+    XLA:CPU device); before, vmap (its array form measured slower, and the scalar form is
+    gated off there: `scalar_max_coords`); without a warning either way, and
+    batch_vectorization says which."""
     import importlib
     import warnings
     sys.path.insert(0, str(ROOT / "examples"))
@@ -78,12 +80,15 @@ def test_spatial_slider_crank_batch_minor_path_matches_vmap():
     Q0 = jnp.tile(s0.q, (B, 1))
     V0 = jnp.tile(s0.v, (B, 1)) * jnp.linspace(0.9, 1.1, B)[:, None]  # (consistent: linear)
     kw = dict(save_every=10, stabilizer=mb.Projection())
-    assert mb.batch_vectorization(mech, B, **kw) == "elementwise"
-    assert S._ew_form(mech, mb.SchurCholesky()) == "scalar"
+    scalar = S.EW_MAX_COORDS >= mech.n_coords
+    assert mb.batch_vectorization(mech, B, **kw) == ("elementwise" if scalar else "vmap")
+    assert S._ew_form(mech, mb.SchurCholesky()) == ("scalar" if scalar else "array")
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # (no fallback warning: the scalar program is written)
-        a = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.03), 1e-3, **kw)
+        warnings.simplefilter("error")  # (no fallback warning: the choice is by design)
+        auto = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.03), 1e-3, **kw)
     v = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.03), 1e-3, vectorize="vmap", **kw)
+    a = auto if scalar else mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.03), 1e-3,
+                                              vectorize="elementwise", **kw)
     np.testing.assert_allclose(a.q, v.q, atol=1e-13)
     np.testing.assert_allclose(a.v, v.v, atol=1e-12)
     np.testing.assert_allclose(a.lam, v.lam, rtol=1e-9, atol=1e-9)

@@ -9,9 +9,10 @@ under `vectorize="auto"` an unsupported jax means the `jax.vmap` path with a war
 The test suite runs this path on the oldest and the newest jax it supports (`.ci/run`), and
 its tests fail, not skip, where the path is broken.
 """
+from ._gate import scalar_max_coords
 from ._interp import BARRIER_LEVELS, MAX_OPS, SCAN_UNROLL, elementwise_vmap
 from ._jaxpr import LayoutError, support
 from ._minor import minor_vmap
 
-__all__ = ["elementwise_vmap", "minor_vmap", "support", "LayoutError", "MAX_OPS", "SCAN_UNROLL",
+__all__ = ["elementwise_vmap", "minor_vmap", "support", "scalar_max_coords", "LayoutError", "MAX_OPS", "SCAN_UNROLL",
            "BARRIER_LEVELS"]
