@@ -644,7 +644,9 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
         with the number of bodies); batches above EW_TILE_SCALAR (scalar form) or EW_TILE
         (array form) members run tile by tile.
-        3-10x the vmap throughput on CPU (BENCHMARKS.md). Raises NotImplementedError where
+        3-10x the vmap throughput on CPU (BENCHMARKS.md); a CPU path: on a GPU it ran 25x
+        slower than vmap (double pendulum, batch 65536, NVIDIA H200, jax 0.12.0.1), and
+        "auto" never takes it there. Raises NotImplementedError where
         the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
         batches of at least EW_MIN_BATCH members (per device when sharded), except for
