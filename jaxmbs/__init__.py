@@ -34,6 +34,7 @@ from .spatial import SpatialModel
 from .flexible import ancf as _ancf  # noqa: F401  registers the ANCF beam families (after planar and spatial)
 from .flexible import ancf3d as _ancf3d  # noqa: F401  registers the spatial ANCF cable families
 from .flexible import reissner as _reissner  # noqa: F401  registers the shear-deformable planar beam families
+from .flexible import ffr as _ffr  # noqa: F401  registers the floating-frame (modal) body families
 from .saddle import DenseLU, SchurCholesky
 from .simulate import Trajectory, batch_vectorization, simulate_batch
 from . import simulate  # the module, callable as the function simulate (see its docstring)

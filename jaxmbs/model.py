@@ -23,6 +23,7 @@ from .builder import GROUND, BuilderBase
 from .core import families as _F
 from .builder import recorded as _recorded
 from .flexible.build import BeamBuilder
+from .flexible.ffr_build import FfrBuilder
 from .mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
 from .planar import families as _planar_families  # noqa: F401  (registers the planar families)
 
@@ -53,7 +54,7 @@ _positive = B.positive
 _finite = B.finite
 
 
-class Model(BeamBuilder, BuilderBase):
+class Model(FfrBuilder, BeamBuilder, BuilderBase):
     """Builder of a planar mechanism.
 
     Args:
@@ -74,6 +75,7 @@ class Model(BeamBuilder, BuilderBase):
         self._contacts = {k: [] for k in _CONTACT_FAMILIES}  # contact family -> instances
         self._rotating = None  # rotating reference frame: dict(name, profile)
         self._init_beams()  # planar ANCF beams (jaxmbs.flexible.build)
+        self._init_ffr()  # floating-frame (modal) bodies (jaxmbs.flexible.ffr_build)
 
     # ------------------------------------------------------------------ frames
     @_recorded
@@ -119,6 +121,9 @@ class Model(BeamBuilder, BuilderBase):
             return ("particle", np.r_[self._particles[name]["q"], 0.0])
         if name in self._shear_node:  # a shear beam's node (x, y, theta): a planar frame
             return ("body", self._shear_node[name])
+        if name in self._ffr:
+            raise ValueError(f"{owner}: {name!r} is an FFR beam (add_ffr_beam), which takes "
+                             "add_revolute, add_weld and add_load (a dead force) only")
         known = ", ".join([GROUND, *self._bodies, *self._particles, *self._shear_node])
         raise ValueError(f"{owner}: unknown body {name!r}; known bodies: {known}")
 
@@ -180,6 +185,8 @@ class Model(BeamBuilder, BuilderBase):
         for that body.
         Reaction reported: force on body_j from body_i (N).
         """
+        if self._is_ffr(body_i) or self._is_ffr(body_j):
+            return self._ffr_joint(name, "revolute", body_i, body_j, at, point_i, point_j)
         owner = f"revolute {name!r}"
         self._new_name(name, "joint")
         self._two(owner, body_i, body_j)
@@ -258,6 +265,8 @@ class Model(BeamBuilder, BuilderBase):
     @_recorded
     def add_weld(self, name, body_i, body_j, at=None, point_i=None, point_j=None) -> str:
         """Rigid connection: coincident points and fixed relative angle (3 equations)."""
+        if self._is_ffr(body_i) or self._is_ffr(body_j):
+            return self._ffr_joint(name, "weld", body_i, body_j, at, point_i, point_j)
         owner = f"weld {name!r}"
         self._new_name(name, "joint")
         ki, kj = self._two(owner, body_i, body_j)
@@ -625,6 +634,8 @@ class Model(BeamBuilder, BuilderBase):
         control: index of a control input u[control] that scales force and torque.
         fn: JAX function f(t) -> (fx, fy, torque) (global) added to the constant part.
         """
+        if self._is_ffr(body):
+            return self._ffr_load(name, body, force, torque, at, point, local, control, fn)
         owner = f"load {name!r}"
         self._new_name(name, "force")
         kind, _ = self._frame(body, owner)
@@ -858,7 +869,7 @@ class Model(BeamBuilder, BuilderBase):
                  for b, d in self._bodies.items()]
         nodes += [dict(name=p, node="particle2d", body="particle2d", q=d["q"], v=d["v"],
                        params=dict(mass=d["mass"])) for p, d in self._particles.items()]
-        return nodes + self._beam_nodes()
+        return nodes + self._beam_nodes() + self._ffr_nodes()
 
     def _force_instances(self):
         forces = {"spring": [dict(s) for s in self._springs],
@@ -872,11 +883,12 @@ class Model(BeamBuilder, BuilderBase):
                                                       tuple(x["local"] for x in items))
         forces["load"] = loads
         forces.update(self._beam_forces())
+        forces.update(self._ffr_forces())
         return forces
 
     def build(self) -> Built:
         """Validate and return (mechanism, params, q0, v0)."""
-        if not self._bodies and not self._particles and not self._beams and not self._shear_beams:
+        if not (self._bodies or self._particles or self._beams or self._shear_beams or self._ffr):
             raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
         nblocks, bblocks, bparams, keys, fidx_map, q0, v0 = B.layout_nodes(
             self._nodes(), ("planar_rigid", "particle2d"))

@@ -23,8 +23,10 @@ import jaxmbs  # noqa: F401  (registers the planar and spatial families)
 from jaxmbs import profiles
 from jaxmbs.core import families as F
 from jaxmbs.planar import curves as cv
+from jaxmbs.flexible import ffr
 
 K = 4  # instances per family
+FFR_MODES = ffr.MAX_MODES
 
 
 def _unit(rng, d):
@@ -83,6 +85,11 @@ FIELD_SAMPLERS = {
     # Rayleigh damping off here: the body test checks that velocity terms do no work;
     # the damping forces are tested in tests/test_flexible_damping_loads.py
     "alpha": lambda r, d: np.zeros(K), "beta": lambda r, d: np.zeros(K),
+    # FFR bodies (jaxmbs.flexible.ffr): markers' mode displacements and rotations
+    "shape_i": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
+    "shape_j": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
+    "shape": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
+    "slope_i": lambda r, d: r.normal(size=(K, FFR_MODES)), "slope_j": lambda r, d: r.normal(size=(K, FFR_MODES)),
     "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
     "forcerange": lambda r, d: np.array([[-100.0, 100.0], [-100.0, 100.0], [-0.1, 0.2],
                                          [-0.2, 0.1]])[:K],
@@ -90,7 +97,7 @@ FIELD_SAMPLERS = {
 # fields whose shape depends on the family (force/torque vectors of loads, per dimension)
 SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,),
           ("beam_follower", "force"): (2,), ("beam_load", "force"): (2,),
-          ("beam3d_load", "force"): (3,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
+          ("beam3d_load", "force"): (3,), ("ffr_load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
 
 
 def _params(fam, dim, rng):
@@ -149,7 +156,10 @@ def _node_for(kind):
     first node family presenting it (an ANCF node: position and slope); for a view kind
     (rigid body <-> beam element) the composition of its sources' update maps."""
     fams = [F.node_family(n) for n in F.registered("node")]
-    for nf in sorted((f for f in fams if f.frame == kind), key=lambda f: not f.rigid):
+    fk = F.frame_kind(kind)
+    # a node family presenting the whole frame (an FFR body with all MAX_MODES modes)
+    for nf in sorted((f for f in fams if f.frame == kind),
+                     key=lambda f: (f.nq != fk.wq, not f.rigid)):
         return nf
     fk = F.frame_kind(kind)
     if fk.views:
@@ -435,7 +445,28 @@ def test_node_family_maps(name):
     assert len(nf.coord_names) == nf.nq and len(nf.vel_names) == nf.nv
 
 
+def _ffr_body_params(bf, rng):
+    """Shape integrals of K random point clouds (12 points, positive volumes, random mode
+    displacements), a random SPD modal stiffness; rho, E > 0, no damping."""
+    m, P = bf.m, 12
+    w = rng.uniform(0.1, 1.0, (K, P))
+    x0 = rng.normal(size=(K, P, 2))
+    S = rng.normal(size=(K, P, 2, m)) * 0.3
+    It = np.array([[0.0, -1.0], [1.0, 0.0]])
+    A = rng.normal(size=(K, m, m))
+    p = dict(vol=w.sum(1), s0=np.einsum("kp,kpa->ka", w, x0), S1=np.einsum("kp,kpam->kam", w, S),
+             J0=np.einsum("kp,kpa,kpa->k", w, x0, x0), j1=np.einsum("kp,kpam,kpa->km", w, S, x0),
+             c0=np.einsum("kp,kpam,ab,kpb->km", w, S, It, x0),
+             Mff=np.einsum("kp,kpam,kpan->kmn", w, S, S),
+             Gff=np.einsum("kp,kpam,ba,kpbn->kmn", w, S, It, S),
+             Kff=np.einsum("kab,kcb->kac", A, A) + np.eye(m), rho=_pos(rng), E=_pos(rng),
+             alpha=np.zeros(K), beta=np.zeros(K))
+    return {k: jnp.asarray(v) for k, v in p.items()}
+
+
 def _body_params(bf, rng):
+    if isinstance(bf, ffr.FfrBody):
+        return _ffr_body_params(bf, rng)
     p = {"mass": jnp.asarray(_pos(rng))}
     shapes = getattr(bf, "field_shapes", {})
     if "inertia" in bf.fields:

@@ -1,0 +1,150 @@
+"""Floating-frame-of-reference (FFR) bodies with modal reduction (jaxmbs.flexible.ffr).
+
+Independent references: the closed-form consistent mass of an Euler-Bernoulli element
+(Przemieniecki) and the rigid beam's mass, first and second moment (for the Gauss-point
+shape integrals); the cantilever's Euler-Bernoulli eigenvalues beta_n L (frequencies);
+the linear tip deflection P L^3 / 3 EI and rotation P L^2 / 2 EI (statics); energy
+conservation of an undamped free motion (dynamics); central differences (gradients).
+The family kernels (M(q), the quadratic-velocity forces, Jacobians and gamma of the
+joints) are checked against autodiff in tests/families/test_conformance.py.
+"""
+import jax
+import numpy as np
+import pytest
+
+import jaxmbs
+from jaxmbs.flexible import ffr
+
+L, EI, RHO_A = 1.0, 1.0, 1.0
+AREA, INERTIA = 1e-2, 1e-6
+SECTION = dict(E=EI / INERTIA, rho=RHO_A / AREA, A=AREA, I=INERTIA)
+BETA_L = np.array([1.875104068711961, 4.694091132974175, 7.854757438237613])
+
+
+def _cantilever(basis, modes, elements=8, load=None):
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    m.add_ffr_beam("b", (0.0, 0.0), (L, 0.0), section=SECTION, elements=elements, modes=modes,
+                   basis=basis)
+    m.add_weld("clamp", "ground", "b", at=(0.0, 0.0))
+    if load is not None:
+        m.add_load("P", "b", force=(0.0, load), at=(L, 0.0))
+    return m, m.build()
+
+
+def test_shape_integrals_against_closed_form_element_matrices():
+    n, A, I = 3, 0.02, 3e-6
+    fe = ffr.beam_fe(L, n, A, I)
+    h = L / n
+    me = A * h / 420 * np.array([[156, 22 * h, 54, -13 * h], [22 * h, 4 * h * h, 13 * h, -3 * h * h],
+                                 [54, 13 * h, 156, -22 * h], [-13 * h, -3 * h * h, -22 * h, 4 * h * h]])
+    ma = A * h / 6 * np.array([[2.0, 1.0], [1.0, 2.0]])
+    M = np.zeros((3 * (n + 1),) * 2)
+    for k in range(n):
+        ia, ib = [3 * k, 3 * k + 3], [3 * k + 1, 3 * k + 2, 3 * k + 4, 3 * k + 5]
+        M[np.ix_(ia, ia)] += ma
+        M[np.ix_(ib, ib)] += me
+    np.testing.assert_allclose(fe["mass"], M, rtol=1e-12, atol=1e-15)
+    Phi = ffr.modal_basis(fe, "clamped", 4)
+    s = ffr.shape_integrals(fe, Phi)
+    np.testing.assert_allclose(s["vol"], A * L, rtol=1e-13)
+    np.testing.assert_allclose(s["s0"], [A * L**2 / 2, 0.0], rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(s["J0"], A * L**3 / 3, rtol=1e-13)
+    np.testing.assert_allclose(s["Mff"], Phi.T @ M @ Phi, rtol=1e-12, atol=1e-15)
+    # the normal modes are mass- and stiffness-orthogonal
+    off = ~np.eye(4, dtype=bool)
+    assert np.max(np.abs(s["Mff"][off])) < 1e-12 * np.max(np.abs(s["Mff"]))
+    assert np.max(np.abs(s["Kff"][off])) < 1e-9 * np.max(np.abs(s["Kff"]))
+    # free-interface modes satisfy the mean-axis conditions: no linear or angular momentum
+    # of the deformation about the undeformed body
+    sf = ffr.shape_integrals(fe, ffr.modal_basis(fe, "free", 4))
+    assert np.max(np.abs(sf["S1"])) < 1e-12 and np.max(np.abs(sf["c0"])) < 1e-12
+
+
+@pytest.mark.parametrize("basis,modes", [("clamped", 4), ("craig_bampton", 8)])
+def test_cantilever_frequencies_match_euler_bernoulli(basis, modes):
+    """Linearised about the straight state (jaxmbs.linearize / modes): the first three
+    natural frequencies of the FFR cantilever (8 elements) against beta_n L of the
+    Euler-Bernoulli cantilever."""
+    _, (mech, params, q0, v0) = _cantilever(basis, modes)
+    f = np.unique(np.round(np.asarray(jaxmbs.modes(jaxmbs.linearize(mech, params, q0, v0)).frequencies), 9))
+    f = f[f > 0][:3]
+    wa = BETA_L**2 / L**2 * np.sqrt(EI / RHO_A)  # rad/s, as Modes.frequencies
+    np.testing.assert_allclose(f, wa, rtol=1e-3)
+
+
+def test_craig_bampton_tip_load_statics_is_exact():
+    """A dead tip load on the Craig-Bampton cantilever: the end's static modes hold the
+    exact finite-element (= Euler-Bernoulli, nodal load) tip deflection P L^3 / 3 EI and
+    rotation P L^2 / 2 EI. The linear model: the frame's rotation is the small rotation."""
+    P = 1e-4
+    m, (mech, params, q0, v0) = _cantilever("craig_bampton", 4, elements=4, load=-P)
+    res = jaxmbs.equilibrium(mech, params, q0)
+    q = np.asarray(res.q)
+    d = m.ffr_data("b")
+    N, slope, _ = ffr.beam_rows([L], L, d["elements"])
+    eta = q[mech.coordinate_index("b.eta1"): mech.coordinate_index("b.eta1") + 4]
+    np.testing.assert_allclose(N[0, 1] @ d["Phi"] @ eta, -P * L**3 / (3 * EI), rtol=1e-9)
+    np.testing.assert_allclose(slope[0] @ d["Phi"] @ eta, -P * L**2 / (2 * EI), rtol=1e-9)
+    # the frame stays clamped (weld rows)
+    np.testing.assert_allclose(q[mech.coordinate_index("b.theta")], 0.0, atol=1e-12)
+
+
+def _pendulum(E=SECTION["E"], basis="free"):
+    m = jaxmbs.Model(gravity=(0.0, -9.81))
+    m.add_ffr_beam("b", (0.0, 0.0), (L, 0.0), section=dict(SECTION, E=E), elements=4, modes=3,
+                   basis=basis)
+    m.add_revolute("O", "ground", "b", at=(0.0, 0.0))
+    return m.build()
+
+
+def test_free_swinging_pendulum_conserves_energy():
+    """A flexible pendulum (pinned at its start, released horizontally, free-interface
+    modes) under RK4: the energy balance error stays at the integrator's level and the
+    beam deforms (the elastic coordinates are excited)."""
+    mech, params, q0, v0 = _pendulum(E=SECTION["E"] * 50)
+    tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, 0.4), 2e-4, save_every=50)
+    e = np.asarray(tr.energy)
+    scale = 9.81 * RHO_A * L * L / 2
+    assert np.max(np.abs(e - e[0])) / scale < 1e-6
+    eta = np.asarray(tr.q[:, mech.coordinate_index("b.eta1")])
+    assert np.max(np.abs(eta)) > 1e-5
+    assert int(np.max(np.asarray(tr.status))) == 0
+
+
+def test_gradient_wrt_young_modulus_matches_central_differences():
+    """d(modal coordinate at t = 0.1 s)/dE through the whole simulation (E a Params leaf)
+    against central differences."""
+    mech, params, q0, v0 = _pendulum(E=SECTION["E"] * 50)
+    i = mech.coordinate_index("b.eta1")
+
+    def out(E):
+        p = mech.replace(params, {"b.E": E})
+        tr = jaxmbs.simulate(mech, p, q0, v0, (0.0, 0.1), 1e-3, save_every=100)
+        return tr.q[-1, i]
+
+    E0 = SECTION["E"] * 50
+    g = jax.grad(out)(E0)
+    h = E0 * 1e-4
+    cd = (out(E0 + h) - out(E0 - h)) / (2 * h)
+    np.testing.assert_allclose(g, cd, rtol=1e-6)
+
+
+def test_bad_attachments_are_refused_naming_the_problem():
+    m = jaxmbs.Model()
+    m.add_ffr_beam("b", (0.0, 0.0), (L, 0.0), section=SECTION, elements=2, modes=2)
+    m.add_particle("p", mass=1.0, position=(L, 0.0))
+    with pytest.raises(ValueError, match="centre line"):
+        m.add_revolute("r", "ground", "b", at=(0.5, 0.1))
+    with pytest.raises(ValueError, match="centre line"):
+        m.add_revolute("r", "ground", "b", at=(1.5, 0.0))
+    with pytest.raises(ValueError, match="cannot be welded"):
+        m.add_weld("w", "p", "b", at=(L, 0.0))
+    with pytest.raises(ValueError, match="only a dead force"):
+        m.add_load("f", "b", force=(0.0, 1.0), torque=1.0, at=(L, 0.0))
+    with pytest.raises(ValueError, match="FFR beam"):
+        m.add_prismatic("s", "ground", "b")
+    with pytest.raises(ValueError, match="modes"):
+        m.add_ffr_beam("c", (0.0, 0.0), (L, 0.0), section=SECTION, elements=1, modes=4,
+                       basis="craig_bampton")
+    m.add_revolute("r", "b", "p", at=(L, 0.0))  # still usable after the refusals
+    m.build()
