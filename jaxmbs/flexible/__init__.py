@@ -2,7 +2,7 @@
 
 `jaxmbs.flexible.ancf` defines and registers the families (frame kind 'ancf2d', node
 family 'ancf2d_node', body family 'ancf2d_beam', constraint families 'ancf_point',
-'ancf_slope', 'beam_point', 'beam_slope', 'beam_beam_point', 'beam_slider',
+'ancf_slope', 'beam_point', 'beam_slope', 'beam_beam_point', 'beam_beam_slope', 'beam_slider',
 'beam_slider_angle', force families 'ancf_load', 'beam_load' and 'beam_follower'); `jaxmbs/__init__.py`
 imports it after the planar and spatial packages, so they keep their registration order.
 `jaxmbs.flexible.build` holds the builder methods of `jaxmbs.Model` (`add_beam`,

@@ -56,8 +56,10 @@ Families (registered on import):
   a body-fixed direction; with 'beam_point' a weld): beams joined to rigid bodies,
   particles and the ground (`Model.add_beam_body_pin`, `add_beam_body_weld`);
   'beam_beam_point' (2 rows: material points xi_i, xi_j of two elements coincide, a
-  revolute joint between beams, `Model.add_node_pin(..., xi=, xi_other=)`); force family
-  'beam_load' (a dead force at a material point xi, `add_node_load(..., xi=)`).
+  revolute joint between beams, `Model.add_node_pin(..., xi=, xi_other=)`) and
+  'beam_beam_slope' (1 row: the slopes at xi_i, xi_j keep their initial angle; with
+  'beam_beam_point' a weld between beams, `Model.add_node_weld(..., xi=, xi_other=)`);
+  force family 'beam_load' (a dead force at a material point xi, `add_node_load(..., xi=)`).
 * sliding joints along a beam (`Model.add_beam_slider`), on the planar frame of the
   sliding body: 'beam_slider' (2 rows: a body point on the deformed centre line at the
   arc length s, an extra massless coordinate; the instance reads the whole beam's nodes
@@ -689,6 +691,40 @@ class BeamBeamPoint(_OnElement):
             + [(f, ~(p[f] > 0), "must be > 0") for f in ("length_i", "length_j")]
 
 
+class BeamBeamSlope(_OnElement):
+    """(A(angle) r_x,i(xi_i)) x r_x,j(xi_j) = 0 (1 row): the slope r_x = dS/dx(xi) e at the
+    material point xi_j in [0, 1] of the element (length `length_j`, m) on frame j keeps
+    the direction of the slope at the material point xi_i of the element (length
+    `length_i`) on frame i turned by `angle` (k,) rad. With 'beam_beam_point' a weld
+    (clamp) between two beams at any material points (`BeamBuilder.add_node_weld` with
+    xi / xi_other); the slopes' lengths (axial strains) stay free. Frames as
+    'beam_beam_point' (view kind 'planar_beam', rigid part unused). The row is bilinear in
+    the two elements' nodal vectors: quad = 2 (A rdot_x,i) x rdot_x,j."""
+
+    name = "beam_beam_slope"
+    rows = 1
+    rigid = 3
+    fields = ("angle", "xi_i", "xi_j", "length_i", "length_j")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        from ..planar.geometry import perp, rotate
+        ei, edi, _, Sxi = _material({"xi": p["xi_i"], "length": p["length_i"]}, Xi, Vi)
+        ej, edj, _, Sxj = _material({"xi": p["xi_j"], "length": p["length_j"]}, Xj, Vj)
+        slope = lambda Sx, e: jnp.einsum("ka,kac->kc", Sx, e)
+        a = rotate(p["angle"], slope(Sxi, ei))
+        b = slope(Sxj, ej)
+        g = _cross(a, b)
+        # d/da_i of (A a_i) x b = A^T (b_y, -b_x) = -A^T perp(b)
+        Gi = _element_block(jnp.einsum("ka,kc->kac", Sxi, -rotate(-p["angle"], perp(b)))[:, None],
+                            self.rigid)
+        Gj = _element_block(jnp.einsum("ka,kc->kac", Sxj, perp(a))[:, None], self.rigid)
+        quad = 2.0 * _cross(rotate(p["angle"], slope(Sxi, edi)), slope(Sxj, edj))
+        return g[:, None], Gi, Gj, quad[:, None]
+
+    def validate(self, p, xp=np):
+        return BeamBeamPoint.validate(self, p, xp)
+
+
 class BeamLoad(F.ForceFamily):
     """A dead force `force` (k, 2) N (global axes, constant) at the material point xi in
     [0, 1] of an element of length `length` (m; copied at build time) on frame j (view
@@ -852,7 +888,7 @@ class BeamSliderAngle(BeamSlider):
 
 for _f in (Ancf2DFrame(), Ancf2DNode(), Ancf2DBeam(), AncfPoint(), AncfSlope(), AncfLoad(),
            PlanarBeamFrame(), BeamPoint(), BeamSlope(), BeamFollower(), BeamBeamPoint(),
-           BeamLoad(), BeamSlider(), BeamSliderAngle()):
+           BeamBeamSlope(), BeamLoad(), BeamSlider(), BeamSliderAngle()):
     F.register(_f)
 
 

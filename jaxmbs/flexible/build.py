@@ -6,8 +6,9 @@ section and material of element k are the Params leaves '<beam>.n<k>.rho', '.are
 '.E', '.I', '.length' (the element from node k to node k + 1), its Rayleigh damping
 '.alpha', '.beta' and its distributed load '.line_load' (`add_beam_line_load`). `add_node_pin`,
 `add_node_weld`, `add_node_load` (dead or follower forces, at nodes or material points)
-and `add_node_torque` attach nodes (`add_node_pin`: also material points xi of two beams'
-elements) to the ground or to other beams and load them; `add_beam_body_pin` and
+and `add_node_torque` attach nodes (`add_node_pin`, `add_node_weld`: also material points
+xi of elements, families 'beam_beam_point' and 'beam_beam_slope' between two beams) to the
+ground or to other beams and load them; `add_beam_body_pin` and
 `add_beam_body_weld` attach a node, or any material point xi of an element, to a rigid
 body, a particle or the ground (constraint families 'beam_point' and 'beam_slope' on the
 frame kind 'planar_beam'); `add_beam_slider` lets a body point slide along a beam's
@@ -197,18 +198,29 @@ class _BeamMethods:
             part = self._add_inst(fam["point"], other, node, name, point=qj[:d] - qi[:d])
             self._add_joint(name, "node_pin", other, node, [part])
             return name
-        elem, x, L, P, _ = self._material_point(owner, node, x)
+        fi, fj, part, _, _, _ = self._material_pin(owner, name, node, other, x, xo)
+        self._add_joint(name, "beam_body_pin" if fi == GROUND else "beam_pin", fi, fj, [part])
+        return name
+
+    def _material_pin(self, owner, name, node, other, xi, xi_other):
+        """The pin rows of a joint at the material point xi of the element starting at
+        `node` and the ground ('beam_point') or the material point xi_other of the element
+        starting at `other` ('beam_beam_point'): (frame i: the ground or `other`'s element,
+        frame j: `node`'s element, the part, the material point fields (xi, length; or
+        xi_i, xi_j, length_i, length_j), the initial slope r_x (d,) at xi, that at xi_other
+        (None with the ground)). ValueError naming the joint for xi_other with the
+        ground."""
+        fam = self._beam_families
+        elem, x, L, P, t = self._material_point(owner, node, xi)
         if other == GROUND:
-            if xo != 0.0:
+            if xi_other != 0.0:
                 raise ValueError(f"{owner}: xi_other is for a beam node; the ground has none (give 0)")
             part = self._add_inst(fam["body_point"], GROUND, elem, name, point_i=P, xi=x, length=L)
-            self._add_joint(name, "beam_body_pin", GROUND, elem, [part])
-            return name
-        oelem, xo, Lo, Po, _ = self._material_point(owner, other, xo, "xi_other")
-        part = self._add_inst(fam["beam_pin"], oelem, elem, name, point=P - Po, xi_i=xo, xi_j=x,
-                              length_i=Lo, length_j=L)
-        self._add_joint(name, "beam_pin", oelem, elem, [part])
-        return name
+            return GROUND, elem, part, dict(xi=x, length=L), t, None
+        oelem, xo, Lo, Po, to = self._material_point(owner, other, xi_other, "xi_other")
+        at = dict(xi_i=xo, xi_j=x, length_i=Lo, length_j=L)
+        part = self._add_inst(fam["beam_pin"], oelem, elem, name, point=P - Po, **at)
+        return oelem, elem, part, at, t, to
 
     def _material_point(self, owner, node, xi, arg="xi"):
         """(element's first node, xi, element length L, initial position P (d,), initial
@@ -366,20 +378,53 @@ class BeamBuilder(_BeamMethods):
     slope row)."""
 
     @recorded
-    def add_node_weld(self, name, node, other=GROUND) -> str:
-        """Clamp the beam node `node` to `other` (the ground, default, or another beam
-        node) as in the initial configuration: its position (2 rows) and its slope's
-        direction (1 row; the slope's length, the axial strain, stays free). With the
-        ground: a cantilever's clamped end. A node of a shear beam (`add_shear_beam`) is
-        clamped by `add_weld` (its position and its cross-section angle theta, 3 rows;
-        `other` may then also be a rigid body)."""
+    def add_node_weld(self, name, node, other=GROUND, xi=0.0, xi_other=0.0) -> str:
+        """Clamp a beam to `other` (the ground, default, or another beam) where they are in
+        the initial configuration: the position (2 rows, r - r_other = const, m) and the
+        slope's direction (1 row: the angle between the two slopes, or of the slope with
+        the ground's x axis, stays its initial one; the slope's length, the axial strain,
+        stays free). With the ground: a cantilever's clamped end.
+
+        Args: node, other, xi, xi_other as `add_node_pin`: a beam node, or with xi in
+          [0, 1] the material point xi of the element that starts at it; the ground or a
+          beam node, with xi_other likewise (the ground: 0).
+        Nodes on both sides (xi = xi_other = 0): families 'ancf_point' + 'ancf_slope',
+        Params leaves f'{name}.ancf_point.point' (the constant offset (2,), m) and
+        f'{name}.ancf_slope.angle' (rad); a material point and the ground: 'beam_point' +
+        'beam_slope' (as `add_beam_body_weld` to the ground), Params leaves
+        f'{name}.beam_point.point_i' (m), '.beam_slope.axis_i' (the initial unit slope),
+        '.beam_point.xi', '.beam_point.length' (and the same under '.beam_slope');
+        material points of two elements: 'beam_beam_point' + 'beam_beam_slope', Params
+        leaves f'{name}.beam_beam_point.point' (m), f'{name}.beam_beam_slope.angle' (rad,
+        from `other`'s initial slope to `node`'s) and '.xi_i', '.xi_j', '.length_i',
+        '.length_j' under both (i: `other`, j: `node`). Reaction reported: the force on
+        `node`'s side (N) and its moment. A node of a shear beam (`add_shear_beam`, a
+        planar frame) is clamped by `add_weld` at its position (its position and its
+        cross-section angle theta, 3 rows; `other` may then also be a rigid body; xi and
+        xi_other must be 0).
+        """
         if node in self._shear_node:
+            if xi != 0.0 or xi_other != 0.0:
+                raise ValueError(f"weld {name!r}: {node!r} is a shear-beam node; xi and xi_other "
+                                 "apply to ANCF beams only (give 0)")
             return self.add_weld(name, other, node, at=self._shear_node[node][:2])
         qi, qj = self._attach(name, "weld", node, other)
-        p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
-        ang = float(np.arctan2(qj[3], qj[2]) - np.arctan2(qi[3], qi[2]))
-        p2 = self._add_inst("ancf_slope", other, node, name, angle=ang)
-        self._add_joint(name, "node_weld", other, node, [p1, p2])
+        owner = f"weld {name!r}"
+        x = B.finite(xi, f"{owner}: xi")
+        xo = B.finite(xi_other, f"{owner}: xi_other")
+        angle = lambda u, w: float(np.arctan2(u[1], u[0]) - np.arctan2(w[1], w[0]))
+        if x == 0.0 and xo == 0.0:
+            p1 = self._add_inst("ancf_point", other, node, name, point=qj[:2] - qi[:2])
+            p2 = self._add_inst("ancf_slope", other, node, name, angle=angle(qj[2:], qi[2:]))
+            self._add_joint(name, "node_weld", other, node, [p1, p2])
+            return name
+        fi, fj, p1, at, t, to = self._material_pin(owner, name, node, other, x, xo)
+        if fi == GROUND:
+            p2 = self._add_inst("beam_slope", GROUND, fj, name, axis_i=t / np.linalg.norm(t), **at)
+            self._add_joint(name, "beam_body_weld", GROUND, fj, [p1, p2])
+        else:
+            p2 = self._add_inst("beam_beam_slope", fi, fj, name, angle=angle(t, to), **at)
+            self._add_joint(name, "beam_weld", fi, fj, [p1, p2])
         return name
 
     @recorded
