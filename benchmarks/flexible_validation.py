@@ -6,7 +6,8 @@
     python benchmarks/flexible_validation.py --list           # the case keys
 
 Each case reuses the functions of the examples (examples/cantilever.py,
-flexible_pendulum.py, spin_up.py, beck_column.py, flexible_slider_crank.py) and the model
+flexible_pendulum.py, spin_up.py, beck_column.py, flexible_slider_crank.py,
+ffr_slider_crank.py) and the model
 builders and reference solutions of the tests (tests/test_shear_beam.py,
 tests/test_flexible_material_points.py, tests/reference/), at the meshes and with the
 tolerances those tests and the issue document; nothing here is new physics. The raw
@@ -435,12 +436,75 @@ def slider_crank():
                      constraint_drift=drift, energy_error=ee, status=status))
 
 
+def ffr_cantilever():
+    """FFR cantilever (jaxmbs.flexible.ffr, 8-element Euler-Bernoulli model): the first
+    three frequencies (clamped modes, 4) against beta_n L, and the tip deflection and
+    rotation under a small dead tip load (Craig-Bampton, 4 modes) against P L^3 / 3 EI and
+    P L^2 / 2 EI (tests/test_ffr.py)."""
+    import test_ffr as T
+    from jaxmbs.flexible import ffr
+
+    rel = {}
+    for basis, modes in (("clamped", 4), ("craig_bampton", 8)):
+        _, (mech, params, q0, v0) = T._cantilever(basis, modes)
+        f = np.unique(np.round(np.asarray(jaxmbs.modes(jaxmbs.linearize(mech, params, q0, v0)).frequencies), 9))
+        w = T.BETA_L ** 2 / T.L ** 2 * np.sqrt(T.EI / T.RHO_A)
+        rel[basis] = (f[f > 0][:3] / w - 1).tolist()
+    P = 1e-4
+    m, (mech, params, q0, v0) = T._cantilever("craig_bampton", 4, elements=4, load=-P)
+    q = np.asarray(jaxmbs.equilibrium(mech, params, q0).q)
+    d = m.ffr_data("b")
+    N, slope, _ = ffr.beam_rows([T.L], T.L, d["elements"])
+    i = mech.coordinate_index("b.eta1")
+    tip = float(N[0, 1] @ d["Phi"] @ q[i: i + 4]) / (-P * T.L ** 3 / (3 * T.EI)) - 1
+    rot = float(slope[0] @ d["Phi"] @ q[i: i + 4]) / (-P * T.L ** 2 / (2 * T.EI)) - 1
+    worst = max(np.abs(rel["clamped"]).max(), np.abs(rel["craig_bampton"]).max())
+    return _row("FFR (modal) cantilever: frequencies and tip statics", "FFR, 8-el. FE model; 4 clamped / "
+                "8 Craig-Bampton modes; statics 4 el., 4 CB modes",
+                "jaxmbs.linearize + modes; jaxmbs.equilibrium",
+                f"modes 1-3 rel. error clamped {', '.join(f'{x:.1e}' for x in np.abs(rel['clamped']))}, "
+                f"Craig-Bampton {', '.join(f'{x:.1e}' for x in np.abs(rel['craig_bampton']))} vs {EB}; "
+                f"tip deflection {abs(tip):.0e}, rotation {abs(rot):.0e} vs P L^3/3EI, P L^2/2EI",
+                "—", "< 1e-3 frequencies, < 1e-9 statics (tests/test_ffr.py)",
+                worst < 1e-3 and abs(tip) < 1e-9 and abs(rot) < 1e-9,
+                dict(rel_error=rel, tip_rel_error=tip, rotation_rel_error=rot))
+
+
+def ffr_slider_crank():
+    """examples/ffr_slider_crank.py: the FFR rod (2 pinned modes, RK4 dt 5e-5) against the
+    ANCF rod (4 elements, generalized-alpha rho_inf = 1, dt 1e-4) over one revolution."""
+    import ffr_slider_crank as X
+
+    model, mech, params, q0, v0 = X.build(2)
+    t1, dt = X.grid(1.0, 5e-5, 10)
+    tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, t1), dt, save_every=10)
+    d_ffr = np.asarray(X.midpoint_deflection(model, mech, tr.q))
+    amech, aparams, aq0, av0, nodes = X.fsc.build(4)
+    _, adt = X.grid(1.0, 1e-4, 5)
+    atr = jaxmbs.simulate(amech, aparams, aq0, av0, (0.0, t1), adt, save_every=5,
+                          integrator=jaxmbs.GeneralizedAlpha(rho_inf=1.0))
+    d_ancf = np.asarray(X.fsc.midpoint_deflection(amech, atr.q, nodes))
+    diff = float(np.max(np.abs(np.interp(np.asarray(atr.t), np.asarray(tr.t), d_ffr) - d_ancf)))
+    pf, pa = float(np.max(np.abs(d_ffr))), float(np.max(np.abs(d_ancf)))
+    ee, status = float(tr.energy_error()), int(np.max(np.asarray(tr.status)))
+    return _row("Flexible slider-crank, FFR rod against the ANCF rod, 1 revolution",
+                f"FFR rod, 2 pinned modes ({mech.n_coords} coordinates) vs ANCF 4 el. ({amech.n_coords})",
+                "RK4 dt = 5e-5 (FFR); GeneralizedAlpha(rho_inf=1), dt = 1e-4 (ANCF)",
+                f"peak midpoint deflection {pf * 1e3:.3f} mm vs {pa * 1e3:.3f} mm ({pf / pa - 1:+.1%}); "
+                f"max difference {diff * 1e3:.3f} mm ({diff / pa:.0%} of the peak); status {status}",
+                f"{ee:.1e} (FFR, incl. drive work)",
+                "status 0, peaks within 10 % (a linear-elastic frame model against a geometrically "
+                "exact one; no test)", status == 0 and abs(pf / pa - 1) < 0.1,
+                dict(peak_ffr=pf, peak_ancf=pa, max_difference=diff, energy_error=ee, status=status))
+
+
 CASES = {"cantilever_statics": cantilever_statics, "cantilever_frequencies": cantilever_frequencies,
          "pendulum": pendulum, "spin_up": spin_up, "beck": beck, "shear_linear": shear_linear,
          "shear_elastica": shear_elastica, "shear_frequencies": shear_frequencies, "shear_model": shear_model,
          "cable3d_statics": cable3d_statics, "cable3d_frequencies": cable3d_frequencies,
          "pin_points": pin_points, "bead_incline": bead_incline, "particle_slider": particle_slider,
-         "slider_crank": slider_crank}
+         "slider_crank": slider_crank, "ffr_cantilever": ffr_cantilever,
+         "ffr_slider_crank": ffr_slider_crank}
 
 
 # ----------------------------------------------------------------------------- output

@@ -639,7 +639,7 @@ PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
     "add_node_pin": (dict(name="n", node="bm.n1", other="bm.n0"),
                      dict(name="name", node="node", other="node", xi="xi", xi_other="xi")),
     "add_node_weld": (dict(name="n", node="bm.n0"),
-                      dict(name="name", node="node", other="node")),
+                      dict(name="name", node="node", other="node", xi="xi", xi_other="xi")),
     "add_node_load": (dict(name="n", node="bm.n2", force=(0.0, -1.0)),
                       dict(name="name", node="node", force="vec", follower="local", xi="xi")),
     "add_node_torque": (dict(name="n", node="bm.n1", torque=1.0, xi=0.5),
