@@ -85,6 +85,13 @@ def test_craig_bampton_tip_load_statics_is_exact():
     eta = q[mech.coordinate_index("b.eta1"): mech.coordinate_index("b.eta1") + 4]
     np.testing.assert_allclose(N[0, 1] @ d["Phi"] @ eta, -P * L**3 / (3 * EI), rtol=1e-9)
     np.testing.assert_allclose(slope[0] @ d["Phi"] @ eta, -P * L**2 / (2 * EI), rtol=1e-9)
+    # deformed shape and strain output: the tip of the centre line, and the curvature at
+    # the root against P L / EI (the linear bending moment)
+    i0 = mech.coordinate_index("b.x")
+    line = np.asarray(ffr.centerline(q[i0: i0 + 7], d, points=5))
+    np.testing.assert_allclose(line[-1], [L, -P * L**3 / (3 * EI)], rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(ffr.curvature(q[i0: i0 + 7], d, [0.0, L / 2]),
+                               [-P * L / EI, -P * L / (2 * EI)], rtol=1e-9)
     # the frame stays clamped (weld rows)
     np.testing.assert_allclose(q[mech.coordinate_index("b.theta")], 0.0, atol=1e-12)
 

@@ -44,7 +44,8 @@ particles and the ground are viewed into it with zero modal entries), node famil
 'ffr2d_m<m>' (m = 1..MAX_MODES) and body families 'ffr2d_body_m<m>', constraint families
 'ffr_point' (a pin between material points of two frames) and 'ffr_angle' (their
 cross-sections keep a relative angle: with 'ffr_point' a weld), force family 'ffr_load' (a
-dead force at a material point). `Model.add_ffr_beam` builds such a body;
+dead force at a material point). `Model.add_ffr_beam` builds such a body; `centerline` and `curvature` give its deformed shape
+and bending strain;
 `Model.add_revolute`, `add_weld` and `add_load` (a dead force) take it by name.
 """
 from __future__ import annotations
@@ -55,7 +56,8 @@ import numpy as np
 
 from ..core import families as F
 
-__all__ = ["MAX_MODES", "BASES", "beam_fe", "beam_rows", "modal_basis", "shape_integrals"]
+__all__ = ["MAX_MODES", "BASES", "beam_fe", "beam_rows", "modal_basis", "shape_integrals",
+           "centerline", "curvature"]
 
 MAX_MODES = 8
 FFR2D = "ffr2d"
@@ -185,6 +187,32 @@ def shape_integrals(fe, Phi):
                 Mff=np.einsum("p,pam,pan->mn", w, S, S),
                 Gff=np.einsum("p,pam,ba,pbn->mn", w, S, It, S),
                 Kff=Phi.T @ fe["stiffness"] @ Phi)
+
+
+def _body_rows(data, x, which):
+    N, slope, curv = beam_rows(x, data["length"], data["elements"])
+    Phi = data["Phi"]
+    return {"N": np.einsum("pai,im->pam", N, Phi), "curv": curv @ Phi}[which]
+
+
+def centerline(q_body, data, points=21):
+    """The deformed centre line of an FFR beam, global coordinates (points, 2) m.
+
+    q_body: (3 + m,) the body's coordinates (x, y, theta, eta_1..eta_m), e.g.
+    q[mech.coordinate_index('rod.x'):][:3 + m]; data: `Model.ffr_data(name)`; points along
+    the undeformed centre line, equally spaced from start to end. Traceable in q_body."""
+    q_body = jnp.asarray(q_body)
+    x = np.linspace(0.0, data["length"], points)
+    S = _body_rows(data, x, "N")
+    u = np.stack([x, np.zeros_like(x)], 1) + jnp.einsum("pam,m->pa", S, q_body[3:])
+    return q_body[:2] + jnp.einsum("ab,pb->pa", _rot(q_body[2]), u)
+
+
+def curvature(q_body, data, x):
+    """Bending curvature (1/m) of an FFR beam at distances x (P,) m from its start: the
+    second derivative of the modal transverse displacement (linear in eta). The axial
+    bending strain at distance y from the centre line is -y kappa, the stress -E y kappa."""
+    return jnp.asarray(_body_rows(data, x, "curv")) @ jnp.asarray(q_body)[3:]
 
 
 # ----------------------------------------------------------------- kernels (JAX)
