@@ -135,5 +135,24 @@ def shear_beams():
     return m
 
 
+def ffr_bodies():
+    """Floating-frame (modal) beams (`add_ffr_beam`): a Craig-Bampton cantilever welded to
+    the ground, a free-interface beam pinned to its mid-length, a rigid body welded to that
+    beam's end, a dead load at a material point."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9, alpha=0.1)
+    m.add_ffr_beam("f1", (0.0, 0.0), (0.5, 0.0), section=sec, elements=4, modes=5,
+                   basis="craig_bampton")
+    m.add_ffr_beam("f2", (0.25, 0.0), (0.25, -0.3), section=dict(sec, beta=1e-4), elements=2,
+                   modes=2, basis="free", angular_velocity=0.5)
+    m.add_weld("clamp", "ground", "f1", at=(0.0, 0.0))
+    m.add_revolute("mid", "f1", "f2", at=(0.25, 0.0))
+    m.add_body("hub", mass=0.2, inertia=1e-3, position=(0.25, -0.3))
+    m.add_weld("hub_weld", "f2", "hub", at=(0.25, -0.3))
+    m.add_load("tip", "f1", force=(0.0, -1.0), at=(0.5, 0.0))
+    return m
+
+
 CATALOGUE = {"gears_and_rolling": gears_and_rolling, "beams": beams, "cables": cables, "knife_edge": knife_edge, "contacts": contacts,
-             "rotating": rotating, "cam": cam, "shear_beams": shear_beams}
+             "rotating": rotating, "cam": cam, "shear_beams": shear_beams,
+             "ffr_bodies": ffr_bodies}
