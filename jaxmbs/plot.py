@@ -67,8 +67,10 @@ def geometry(mech, params, q) -> dict:
       (name, fn, None) of penalty contacts; 'beams': (name, (N, 2) deformed centre line,
       (k, 2) node positions) per ANCF beam (each element's cubic interpolation sampled at
       `BEAM_SAMPLES` points; its pins to bodies, the ground and other nodes are
-      'revolutes') and per shear beam (`Model.add_shear_beam`: linear elements, the line
-      through its nodes; its joints are those of planar frames); 'points': (N, 2) every
+      'revolutes'), per shear beam (`Model.add_shear_beam`: linear elements, the line
+      through its nodes; its joints are those of planar frames) and per FFR beam
+      (`Model.add_ffr_beam`: its modal deformation at `ffr.DRAW_POINTS` points, its ends as
+      the nodes); 'points': (N, 2) every
       point above (for axis limits).
     """
     q = np.asarray(q, dtype=float)
@@ -108,6 +110,7 @@ def geometry(mech, params, q) -> dict:
     out = dict(bodies=[], particles=[], revolutes=[], guides=[], rods=[], springs=[],
                grounds=[], discs=[], blades=[], beams=[])
     _beam_geometry(mech, params, q, joints_p, out, glob, attach)
+    _ffr_geometry(mech, params, q, joints_p, out, attach)
     shear = {}
     for name, f in _node_frames(mech, "reissner2d_node"):  # shear beams: linear elements
         shear.setdefault(name.rsplit(".n", 1)[0], []).append(f)
@@ -138,8 +141,8 @@ def geometry(mech, params, q) -> dict:
             continue
         fam, k = j.point_ref
         p = joints_p[fam]
-        if "point_j" not in p:  # (joints of beams: drawn with the beams, _beam_geometry)
-            continue
+        if "point_j" not in p or fam == "ffr_point":  # (joints of beams: drawn with the
+            continue                                  # beams, _beam_geometry / _ffr_geometry)
         Pj = glob(j.frame_j, p["point_j"][k])
         Pi = glob(j.frame_i, p["point_i"][k]) if "point_i" in p else Pj
         grounded = _GROUND in (j.frame_i, j.frame_j)
@@ -254,6 +257,44 @@ def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
                 P = E[fj, :2].copy()
             out["revolutes"].append((fam.owners[k], P, fi == _GROUND))
             if fi == _GROUND:
+                out["grounds"].append(P)
+
+
+def _ffr_geometry(mech, params, q, joints_p, out, attach):
+    """Floating-frame (modal) beams (`Model.add_ffr_beam`): out['beams'] gets each deformed
+    centre line (DRAW_POINTS points, its ends as the 'nodes'); their pins ('ffr_point')
+    go to out['revolutes'] at the deformed material point, ground symbols for grounded
+    pins and welds, the rigid side's point into its body's hull."""
+    bodies = [bb for bb in mech.bodies if bb.kind.startswith("ffr2d_body_m")]
+    if not bodies:
+        return
+    X = np.append(np.asarray(q, float), 0.0)[mech.frame_qcols("ffr2d")]
+
+    def marker(f, s, S):
+        return X[f, :2] + _rot(X[f, 2]) @ (np.asarray(s) + np.asarray(S) @ X[f, 3:])
+
+    for bb in bodies:
+        blk = mech.nodes[bb.node]
+        p = params.bodies[bb.kind]
+        L, Sd = np.asarray(p["draw_length"], float), np.asarray(p["draw_shape"], float)
+        for i, name in enumerate(blk.names):
+            f = blk.frame0 + i
+            x = np.linspace(0.0, L[i], Sd.shape[1])
+            u = np.stack([x, np.zeros_like(x)], 1) + Sd[i] @ X[f, 3: 3 + Sd.shape[-1]]
+            line = X[f, :2] + u @ _rot(X[f, 2]).T
+            out["beams"].append((name, line, line[[0, -1]]))
+    for fam in mech.families:
+        if fam.kind != "ffr_point":
+            continue
+        p = joints_p["ffr_point"]
+        for k, (fi, fj) in enumerate(zip(fam.frames_i, fam.frames_j)):
+            P = marker(fj, p["point_j"][k], p["shape_j"][k])
+            attach(fi, p["point_i"][k])
+            attach(fj, p["point_j"][k])
+            grounded = _GROUND in (fi, fj)
+            if mech.joint(fam.owners[k]).kind == "revolute":
+                out["revolutes"].append((fam.owners[k], P, grounded))
+            if grounded:
                 out["grounds"].append(P)
 
 

@@ -92,6 +92,13 @@ def test_craig_bampton_tip_load_statics_is_exact():
     np.testing.assert_allclose(line[-1], [L, -P * L**3 / (3 * EI)], rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(ffr.curvature(q[i0: i0 + 7], d, [0.0, L / 2]),
                                [-P * L / EI, -P * L / (2 * EI)], rtol=1e-9)
+    # the drawing (jaxmbs.plot.geometry, from Params and q alone) shows the same line
+    from jaxmbs import plot
+    geo = plot.geometry(mech, params, q)
+    (name, drawn, ends), = geo["beams"]
+    assert name == "b" and drawn.shape == (ffr.DRAW_POINTS, 2)
+    np.testing.assert_allclose(drawn[-1], line[-1], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(geo["grounds"][0], [0.0, 0.0], atol=1e-15)
     # the frame stays clamped (weld rows)
     np.testing.assert_allclose(q[mech.coordinate_index("b.theta")], 0.0, atol=1e-12)
 

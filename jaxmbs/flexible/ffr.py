@@ -60,6 +60,7 @@ __all__ = ["MAX_MODES", "BASES", "beam_fe", "beam_rows", "modal_basis", "shape_i
            "centerline", "curvature"]
 
 MAX_MODES = 8
+DRAW_POINTS = 17  # points of the drawn centre line (jaxmbs.plot), equally spaced
 FFR2D = "ffr2d"
 BASES = ("clamped", "pinned", "free", "craig_bampton")
 _GAUSS = np.polynomial.legendre.leggauss(4)  # exact for the cubic x cubic mass integrands
@@ -193,6 +194,12 @@ def _body_rows(data, x, which):
     N, slope, curv = beam_rows(x, data["length"], data["elements"])
     Phi = data["Phi"]
     return {"N": np.einsum("pai,im->pam", N, Phi), "curv": curv @ Phi}[which]
+
+
+def draw_rows(length, elements, Phi):
+    """The body family's drawing data: (draw_length, draw_shape (DRAW_POINTS, 2, m))."""
+    x = np.linspace(0.0, length, DRAW_POINTS)
+    return float(length), _body_rows(dict(length=length, elements=elements, Phi=Phi), x, "N")
 
 
 def centerline(q_body, data, points=21):
@@ -331,9 +338,11 @@ class FfrBody(F.BodyFamily):
     alpha (k,) 1/s and beta (k,) s (Rayleigh damping of the elastic coordinates:
     alpha rho Mff + beta E Kff), and the shape integrals per unit density vol (k,) m^3,
     s0 (k, 2), S1 (k, 2, m), J0 (k,), j1 (k, m), c0 (k, m), Mff (k, m, m), Gff (k, m, m)
-    and the modal stiffness per unit E Kff (k, m, m)."""
+    and the modal stiffness per unit E Kff (k, m, m); for drawing only (`jaxmbs.plot`):
+    draw_length (k,) m, the undeformed length, and draw_shape (k, DRAW_POINTS, 2, m), the
+    modes' displacements at DRAW_POINTS equally spaced points of the centre line."""
 
-    fields = ("rho", "E", "alpha", "beta") + _SHAPE_FIELDS
+    fields = ("rho", "E", "alpha", "beta") + _SHAPE_FIELDS + ("draw_length", "draw_shape")
 
     def __init__(self, m):
         self.m = m
@@ -344,7 +353,7 @@ class FfrBody(F.BodyFamily):
     def field_shapes(self):
         m = self.m
         return {"s0": (2,), "S1": (2, m), "j1": (m,), "c0": (m,), "Mff": (m, m), "Gff": (m, m),
-                "Kff": (m, m)}
+                "Kff": (m, m), "draw_shape": (DRAW_POINTS, 2, m)}
 
     def _parts(self, p, X):
         """(rho, A (k, 2, 2), eta (k, m), s (k, 2) = s0 + S1 eta, u (k, m) = j1 + Mff eta)."""

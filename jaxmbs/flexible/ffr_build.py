@@ -94,7 +94,8 @@ class FfrBuilder:
         self._ffr[name] = dict(
             q=np.r_[a, theta, np.zeros(m)], v=np.r_[v0, w0, np.zeros(m)], m=m, Phi=Phi, fe=fe,
             length=length, elements=n, basis=basis,
-            params=dict(rho=sec["rho"], E=sec["E"], alpha=sec["alpha"], beta=sec["beta"], **ints))
+            params=dict(rho=sec["rho"], E=sec["E"], alpha=sec["alpha"], beta=sec["beta"], **ints,
+                        **dict(zip(("draw_length", "draw_shape"), _ffr.draw_rows(length, n, Phi)))))
         return name
 
     def ffr_data(self, name) -> dict:
