@@ -544,27 +544,34 @@ def _frame_tables(mech):
             kinds.append(nf.frame)
             qsrc.append((nf, b.q0 + k * nf.nq, b.v0 + k * nf.nv))
             blocks.append(ib)
-    qtab, vtab = {}, {}
+    # pass 1: every kind's entries of the frames that present it directly; pass 2: the
+    # view entries, read from the sources' direct entries (so two kinds may view each
+    # other: the planar kind views an FFR body's reference frame, 'ffr2d' views rigid ones)
     names = fam_registry.registered("frame")
-    for kname in sorted(names, key=lambda n: bool(fam_registry.frame_kind(n).views)):
+    direct = {}
+    for kname in names:
         fk = fam_registry.frame_kind(kname)
         gq = [nq if float(x) == 0.0 else nq + 1 for x in fk.ground_q]
         Q = np.empty((len(kinds), fk.wq), np.int32)
         V = np.empty((len(kinds), fk.wv), np.int32)
         for f, (kind, src) in enumerate(zip(kinds, qsrc)):
             Q[f], V[f] = gq, nv
-            if src is None:
-                continue
-            if kind == kname:
+            if src is not None and kind == kname:
                 nf, q0, v0 = src
                 Q[f] = [q0 + e if e >= 0 else gq[i] for i, e in enumerate(nf.frame_q)]
                 V[f] = [v0 + e if e >= 0 else nv for e in nf.frame_v]
-            elif kind in fk.views:
-                for tab, out, specs in ((qtab, Q, fk.views[kind]),
-                                        (vtab, V, fk.vviews.get(kind, fk.views[kind]))):
-                    for e, spec in enumerate(specs):
-                        g = f + spec[0] if spec is not None else -1
-                        if 0 <= g < len(kinds) and blocks[g] == blocks[f]:
-                            out[f, e] = tab[kind][g, spec[1]]
+        direct[kname] = (Q, V)
+    qtab, vtab = {}, {}
+    for kname in names:
+        fk = fam_registry.frame_kind(kname)
+        Q, V = (a.copy() for a in direct[kname])
+        for f, (kind, src) in enumerate(zip(kinds, qsrc)):
+            if src is None or kind == kname or kind not in fk.views:
+                continue
+            for i, out, specs in ((0, Q, fk.views[kind]), (1, V, fk.vviews.get(kind, fk.views[kind]))):
+                for e, spec in enumerate(specs):
+                    g = f + spec[0] if spec is not None else -1
+                    if 0 <= g < len(kinds) and blocks[g] == blocks[f]:
+                        out[f, e] = direct[kind][i][g, spec[1]]
         qtab[kname], vtab[kname] = Q, V
     return tuple(kinds), qtab, vtab

@@ -121,10 +121,9 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
             return ("particle", np.r_[self._particles[name]["q"], 0.0])
         if name in self._shear_node:  # a shear beam's node (x, y, theta): a planar frame
             return ("body", self._shear_node[name])
-        if name in self._ffr:
-            raise ValueError(f"{owner}: {name!r} is an FFR beam (add_ffr_beam), which takes "
-                             "add_revolute, add_weld and add_load (a dead force) only")
-        known = ", ".join([GROUND, *self._bodies, *self._particles, *self._shear_node])
+        if name in self._ffr:  # an FFR beam's reference frame (x, y, theta)
+            return ("body", self._ffr[name]["q"][:3])
+        known = ", ".join([GROUND, *self._bodies, *self._particles, *self._shear_node, *self._ffr])
         raise ValueError(f"{owner}: unknown body {name!r}; known bodies: {known}")
 
     def _local(self, body, owner, at=None, point=None, which="", at_name="at", point_name=None):

@@ -44,7 +44,9 @@ particles and the ground are viewed into it with zero modal entries), node famil
 'ffr2d_m<m>' (m = 1..MAX_MODES) and body families 'ffr2d_body_m<m>', constraint families
 'ffr_point' (a pin between material points of two frames) and 'ffr_angle' (their
 cross-sections keep a relative angle: with 'ffr_point' a weld), force family 'ffr_load' (a
-dead force at a material point). `Model.add_ffr_beam` builds such a body; `centerline` and `curvature` give its deformed shape
+dead force at a material point); the planar kind views an FFR body's reference frame, so
+the planar families (drivers, prismatic joints, springs, loads, contacts) act on points
+fixed to the frame. `Model.add_ffr_beam` builds such a body; `centerline` and `curvature` give its deformed shape
 and bending strain;
 `Model.add_revolute`, `add_weld` and `add_load` (a dead force) take it by name.
 """
@@ -492,6 +494,12 @@ class FfrLoad(F.ForceFamily):
 
 
 F.register(FfrFrame())
+# the planar kind views an FFR body's reference frame (x, y, theta), so that every planar
+# joint, driver, spring, load and contact acts on a point fixed to the frame (the planar
+# package does not know this module; jaxmbs.mechanism._frame_tables reads views in a second
+# pass, so the two kinds may view each other)
+_planar = F.frame_kind("planar")
+_planar.views = {**_planar.views, FFR2D: ((0, 0), (0, 1), (0, 2))}
 for _m in range(1, MAX_MODES + 1):
     F.register(FfrNode(_m))
     F.register(FfrBody(_m))

@@ -67,7 +67,10 @@ class FfrBuilder:
         density / Young's modulus; fixed by the section at build time).
         Joints: `add_revolute`, `add_weld` with `at` on the centre line (the material point
         there) or `point_i` / `point_j` = (distance from `start`, 0) m; `add_load` (a dead
-        force, global axes) likewise. Returns the name.
+        force, global axes) likewise. Every other planar joint, driver, spring, load or
+        contact acts on the reference frame (points given in its coordinates: fixed to the
+        frame, not to the material), e.g. `drive_angle` turns a 'clamped' beam's root.
+        Returns the name.
         """
         self._new_name(name, "body")
         owner = f"FFR beam {name!r}"

@@ -120,7 +120,11 @@ def _frames(kind, rng, n=K):
     """Random frame coordinates X (n, wq) and velocities V (n, wv) of a frame kind (a view
     kind: each source frame's entries sampled as that kind's)."""
     fk = F.frame_kind(kind)
-    if fk.views:
+    # a kind that node families present directly (planar, 'ffr2d': every entry a
+    # coordinate) is sampled whole even when it also views other kinds
+    presented = any(F.node_family(nm).frame == kind and F.node_family(nm).nq == fk.wq
+                    for nm in F.registered("node"))
+    if fk.views and not presented:
         X, V = np.zeros((n, fk.wq)), np.zeros((n, fk.wv))
         for src, qe, ve in _view_groups(fk):
             Xs, Vs = _frames(src, rng, n)
