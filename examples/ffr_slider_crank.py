@@ -82,13 +82,13 @@ def grid(revolutions, dt, save_every):
     return t1, t1 / n
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--modes", type=int, default=2)
-    ap.add_argument("--revolutions", type=float, default=1.0)
-    ap.add_argument("--dt", type=float, default=5e-5)
-    ap.add_argument("--json", action="store_true")
-    a = ap.parse_args()
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--modes", type=int, default=2, help="pinned-pinned modes of the rod (1..8)")
+    ap.add_argument("--revolutions", type=float, default=1.0, help="crank revolutions simulated")
+    ap.add_argument("--dt", type=float, default=5e-5, help="RK4 step of the FFR model (s)")
+    ap.add_argument("--json", action="store_true", help="print the results as one JSON line last")
+    a = ap.parse_args(argv)
     model, mech, params, q0, v0 = build(a.modes)
     t1, dt = grid(a.revolutions, a.dt, 10)
     t0 = time.perf_counter()
@@ -119,6 +119,7 @@ def main():
           f"{res['max_difference'] * 1e3:.4f} mm; wall {wall_ffr:.1f} s / {wall_ancf:.1f} s")
     if a.json:
         print(json.dumps(res))
+    return res
 
 
 if __name__ == "__main__":

@@ -262,7 +262,7 @@ def _beam_geometry(mech, params, q, joints_p, out, glob, attach):
 
 def _ffr_geometry(mech, params, q, joints_p, out, attach):
     """Floating-frame (modal) beams (`Model.add_ffr_beam`): out['beams'] gets each deformed
-    centre line (DRAW_POINTS points, its ends as the 'nodes'); their pins ('ffr_point')
+    centre line or outline (DRAW_POINTS points, its ends as the 'nodes'); their pins ('ffr_point')
     go to out['revolutes'] at the deformed material point, ground symbols for grounded
     pins and welds, the rigid side's point into its body's hull."""
     bodies = [bb for bb in mech.bodies if bb.kind.startswith("ffr2d_body_m")]
@@ -276,11 +276,10 @@ def _ffr_geometry(mech, params, q, joints_p, out, attach):
     for bb in bodies:
         blk = mech.nodes[bb.node]
         p = params.bodies[bb.kind]
-        L, Sd = np.asarray(p["draw_length"], float), np.asarray(p["draw_shape"], float)
+        P0, Sd = np.asarray(p["draw_points"], float), np.asarray(p["draw_shape"], float)
         for i, name in enumerate(blk.names):
             f = blk.frame0 + i
-            x = np.linspace(0.0, L[i], Sd.shape[1])
-            u = np.stack([x, np.zeros_like(x)], 1) + Sd[i] @ X[f, 3: 3 + Sd.shape[-1]]
+            u = P0[i] + Sd[i] @ X[f, 3: 3 + Sd.shape[-1]]
             line = X[f, :2] + u @ _rot(X[f, 2]).T
             out["beams"].append((name, line, line[[0, -1]]))
     for fam in mech.families:

@@ -2,6 +2,8 @@
 for the JSON model-file round-trip tests (tests/test_io.py)."""
 import math
 
+import numpy as np
+
 import jaxmbs as mb
 
 
@@ -150,6 +152,17 @@ def ffr_bodies():
     m.add_body("hub", mass=0.2, inertia=1e-3, position=(0.25, -0.3))
     m.add_weld("hub_weld", "f2", "hub", at=(0.25, -0.3))
     m.add_load("tip", "f1", force=(0.0, -1.0), at=(0.5, 0.0))
+    # a general finite-element body (a triangle of bars, lumped masses) pinned to f1's tip
+    nodes = [[0.5, 0.0], [0.7, 0.0], [0.6, 0.15]]
+    K = np.zeros((6, 6))
+    for a, b in ((0, 1), (1, 2), (0, 2)):
+        d = np.subtract(nodes[b], nodes[a]) / np.linalg.norm(np.subtract(nodes[b], nodes[a]))
+        e = np.zeros(6)
+        e[2 * a: 2 * a + 2], e[2 * b: 2 * b + 2] = -d, d
+        K += 1e5 * np.outer(e, e)
+    m.add_ffr_body("tri", nodes, np.diag([0.1, 0.2, 0.1]), K, modes=3, basis="craig_bampton",
+                   interface=(0, 1), alpha=0.5)
+    m.add_revolute("tri_pin", "f1", "tri", at=(0.5, 0.0))
     return m
 
 

@@ -367,6 +367,20 @@ def test_reference_folder_loads(faults):
 # builder exactly as it was (issue 21 item 5: a failed call takes no name and adds
 # nothing), after which the valid call still succeeds.
 NAN, INF = float("nan"), float("inf")
+TRI_NODES = [[6.0, 2.0], [7.0, 2.0], [6.0, 3.0]]
+
+
+def _truss(nodes, k=100.0):
+    """Stiffness (2n, 2n) of bars of axial stiffness k between all pairs of `nodes`."""
+    nodes = np.asarray(nodes, float)
+    K = np.zeros((2 * len(nodes),) * 2)
+    for a in range(len(nodes)):
+        for b in range(a + 1, len(nodes)):
+            d = (nodes[b] - nodes[a]) / np.linalg.norm(nodes[b] - nodes[a])
+            e = np.zeros(2 * len(nodes))
+            e[2 * a: 2 * a + 2], e[2 * b: 2 * b + 2] = -d, d
+            K += k * np.outer(e, e)
+    return K
 
 
 SECTION = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
@@ -460,6 +474,9 @@ def _kinds(d):
         "modes": [("0", 0, None), ("9", 9, None), ("float", 1.5, None), ("bool", True, None),
                   ("text", "2", None)],
         "basis": [("unknown", "rigid", None), ("int", 1, None), ("None", None, None)],
+        "fe_basis": [("a beam basis", "clamped", None), ("int", 1, None), ("None", None, None)],
+        "array": [("text", "x", None), ("None", None, None), ("bool", True, None),
+                  ("wrong shape", [[1.0]], None), ("NaN", [[NAN, 0.0], [0.0, 1.0]], None)],
         "shear_section": [("None", None, None), ("no G or nu", dict(SECTION), "G or nu"),
                           ("G and nu", dict(SECTION, G=8e10, nu=0.3), "G or nu"),
                           ("unknown key", dict(SECTION, nu=0.3, foo=1.0), "unknown ['foo']"),
@@ -661,6 +678,10 @@ PLANAR_CALLS.update({  # planar ANCF beams (jaxmbs/flexible/build.py)
                      dict(name="name", start="vec", end="vec", section="section",
                           elements="elements", modes="modes", basis="basis", velocity="vec",
                           angular_velocity="finite")),
+    "add_ffr_body": (dict(name="n", nodes=TRI_NODES, mass=np.eye(3), stiffness=_truss(TRI_NODES), modes=2),
+                     dict(name="name", nodes="array", mass="array", stiffness="array", modes="modes",
+                          basis="fe_basis", position="vec", angle="finite", velocity="vec",
+                          angular_velocity="finite", alpha="nonneg", beta="nonneg")),
     "add_beam_slider": (dict(name="n", beam="bm", body="w", at=(4.5, 0.0)),
                         dict(name="name", beam="beam", body="body", s="finite?", point="vec?",
                              at="vec?", prismatic="local", axis="axis?")),

@@ -194,3 +194,97 @@ def test_bad_attachments_are_refused_naming_the_problem():
                        basis="craig_bampton")
     m.add_revolute("r", "b", "p", at=(L, 0.0))  # still usable after the refusals
     m.build()
+
+
+# ----------------------------------------------------------- general finite-element bodies
+def truss_stiffness(nodes, bars, k):
+    """(2n, 2n) stiffness of pin-jointed bars of axial stiffness k (N/m) between nodes."""
+    nodes = np.asarray(nodes, float)
+    K = np.zeros((2 * len(nodes),) * 2)
+    for a, b in bars:
+        d = nodes[b] - nodes[a]
+        e = np.zeros(2 * len(nodes))
+        e[2 * a: 2 * a + 2], e[2 * b: 2 * b + 2] = -d / np.linalg.norm(d), d / np.linalg.norm(d)
+        K += k * np.outer(e, e)
+    return K
+
+
+def test_fe_body_dumbbell_frequency_and_steady_spin():
+    """Two point masses (m1 at the origin, m2 at L) joined by a spring k, as a general FE
+    body with its one free-interface mode, pinned at m1: the linearised frequency is
+    sqrt(k / m2); spinning at W about the pin with the steady stretch
+    delta = m2 W^2 L / (k - m2 W^2) (centrifugal force = spring force), it stays there."""
+    m1, m2, k, L, W = 1.0, 2.0, 100.0, 1.0, 5.0
+    nodes = [[0.0, 0.0], [L, 0.0]]
+    K = truss_stiffness(nodes, [(0, 1)], k)
+
+    def build(w):
+        m = jaxmbs.Model(gravity=(0.0, 0.0))
+        m.add_ffr_body("d", nodes, np.diag([m1, m2]), K, modes=1, angular_velocity=w)
+        m.add_revolute("O", "ground", "d", at=(0.0, 0.0))
+        return m, m.build()
+
+    _, (mech, params, q0, v0) = build(0.0)
+    w = np.asarray(jaxmbs.modes(jaxmbs.linearize(mech, params, q0, v0)).frequencies)
+    np.testing.assert_allclose(np.max(w), np.sqrt(k / m2), rtol=1e-10)
+    m, (mech, params, q0, v0) = build(W)
+    Phi = m.ffr_data("d")["Phi"][:, 0]
+    delta = m2 * W**2 * L / (k - m2 * W**2)
+    eta = delta / (Phi[2] - Phi[0])  # the mode's stretch; node 0 kept at the pin
+    q, v = np.array(q0), np.array(v0)
+    i = mech.coordinate_index("d.eta1")
+    q[i], q[mech.coordinate_index("d.x")] = eta, -Phi[0] * eta
+    v[mech.coordinate_index("d.y")] = -W * Phi[0] * eta
+    tr = jaxmbs.simulate(mech, params, q, v, (0.0, 1.0), 1e-3, save_every=100)
+    np.testing.assert_allclose(np.asarray(tr.q[:, i]), eta, rtol=1e-10)
+
+
+def test_fe_body_craig_bampton_truss_matches_the_full_model():
+    """A 6-panel Pratt-like truss (lumped masses) pinned at both bottom corners: the FFR
+    body reduced by Craig-Bampton (interface: the two pinned nodes) has the full finite-
+    element model's lowest frequencies (NumPy eigenproblem of the constrained model): its
+    fixed-interface modes are that model's modes. The free-interface basis with as many
+    modes is a Ritz approximation: above the exact values (measured: +5.0 %, +6.9 %, +22 %
+    for the first three, the supports being enforced through the joints only)."""
+    nx, h = 6, 0.2
+    nodes = [[i * h, 0.0] for i in range(nx + 1)] + [[i * h, h] for i in range(nx + 1)]
+    top = lambda i: nx + 1 + i
+    bars = [(i, i + 1) for i in range(nx)] + [(top(i), top(i + 1)) for i in range(nx)] \
+        + [(i, top(i)) for i in range(nx + 1)] + [(i, top(i + 1)) for i in range(nx)]
+    K = truss_stiffness(nodes, bars, 1e5)
+    masses = np.linspace(0.5, 1.5, len(nodes))
+    right = nx
+    keep = [d for d in range(2 * len(nodes)) if d not in (0, 1, 2 * right, 2 * right + 1)]
+    M2 = np.kron(np.diag(masses), np.eye(2))
+    lam = np.linalg.eigvals(np.linalg.solve(M2[np.ix_(keep, keep)], K[np.ix_(keep, keep)]))
+    ref = np.sqrt(np.sort(lam.real))[:3]
+    got = {}
+    for basis in ("craig_bampton", "free"):
+        m = jaxmbs.Model(gravity=(0.0, 0.0))
+        m.add_ffr_body("t", nodes, np.diag(masses), K, modes=6, basis=basis, interface=(0, right))
+        m.add_revolute("A", "ground", "t", at=(0.0, 0.0))
+        m.add_revolute("B", "ground", "t", at=(nx * h, 0.0))
+        mech, params, q0, v0 = m.build()
+        w = np.unique(np.round(np.asarray(jaxmbs.modes(jaxmbs.linearize(mech, params, q0, v0)).frequencies), 8))
+        got[basis] = w[w > 0][:3]
+    np.testing.assert_allclose(got["craig_bampton"], ref, rtol=1e-8)
+    assert np.all(got["free"] >= ref * (1 - 1e-9))
+
+
+def test_fe_body_bad_input_is_refused():
+    nodes = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+    K = truss_stiffness(nodes, [(0, 1), (1, 2), (0, 2)], 100.0)
+    m = jaxmbs.Model()
+    with pytest.raises(ValueError, match="mass"):
+        m.add_ffr_body("b", nodes, -np.eye(3), K)
+    with pytest.raises(ValueError, match="stiffness"):
+        m.add_ffr_body("b", nodes, np.eye(3), K[:4, :4])
+    with pytest.raises(ValueError, match="interface"):
+        m.add_ffr_body("b", nodes, np.eye(3), K, modes=2, basis="craig_bampton", interface=(0,))
+    with pytest.raises(ValueError, match="modes"):
+        m.add_ffr_body("b", nodes, np.eye(3), K, modes=4)
+    m.add_ffr_body("b", nodes, np.eye(3), K, modes=3)
+    with pytest.raises(ValueError, match="one of its nodes"):
+        m.add_revolute("r", "ground", "b", at=(0.5, 0.5))
+    m.add_revolute("r", "ground", "b", at=(1.0, 0.0))
+    m.build()

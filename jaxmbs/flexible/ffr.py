@@ -58,13 +58,14 @@ import numpy as np
 
 from ..core import families as F
 
-__all__ = ["MAX_MODES", "BASES", "beam_fe", "beam_rows", "modal_basis", "shape_integrals",
-           "centerline", "curvature"]
+__all__ = ["MAX_MODES", "BASES", "FE_BASES", "beam_fe", "beam_rows", "modal_basis",
+           "shape_integrals", "fe_basis", "fe_shape_integrals", "centerline", "curvature"]
 
 MAX_MODES = 8
 DRAW_POINTS = 17  # points of the drawn centre line (jaxmbs.plot), equally spaced
 FFR2D = "ffr2d"
 BASES = ("clamped", "pinned", "free", "craig_bampton")
+FE_BASES = ("free", "craig_bampton")  # bases of a general finite-element model (fe_basis)
 _GAUSS = np.polynomial.legendre.leggauss(4)  # exact for the cubic x cubic mass integrands
 
 
@@ -199,9 +200,11 @@ def _body_rows(data, x, which):
 
 
 def draw_rows(length, elements, Phi):
-    """The body family's drawing data: (draw_length, draw_shape (DRAW_POINTS, 2, m))."""
+    """A beam's drawing data: (draw_points (DRAW_POINTS, 2), draw_shape (DRAW_POINTS, 2, m))
+    at equally spaced points of its centre line."""
     x = np.linspace(0.0, length, DRAW_POINTS)
-    return float(length), _body_rows(dict(length=length, elements=elements, Phi=Phi), x, "N")
+    return (np.stack([x, np.zeros_like(x)], 1),
+            _body_rows(dict(length=length, elements=elements, Phi=Phi), x, "N"))
 
 
 def centerline(q_body, data, points=21):
@@ -222,6 +225,68 @@ def curvature(q_body, data, x):
     second derivative of the modal transverse displacement (linear in eta). The axial
     bending strain at distance y from the centre line is -y kappa, the stress -E y kappa."""
     return jnp.asarray(_body_rows(data, x, "curv")) @ jnp.asarray(q_body)[3:]
+
+
+def _normalize_columns(Phi):
+    """Scale each column so that its largest displacement entry is 1 (and positive)."""
+    for c in range(Phi.shape[1]):
+        k = np.argmax(np.abs(Phi[:, c]))
+        Phi[:, c] /= Phi[k, c]
+    return Phi
+
+
+def fe_basis(nodes, mass, stiffness, basis, modes, interface=()):
+    """Reduction basis Phi (2n, modes) of a general planar finite-element model: nodes
+    (n, 2) m (body coordinates), `mass` (n, n) the mass matrix of one displacement
+    component (kg; it acts alike on x and y: lumped or consistent), `stiffness` (2n, 2n)
+    N/m on the dofs (u_0, v_0, u_1, v_1, ...). basis 'free': the lowest free-interface
+    elastic modes (the 3 rigid-body modes dropped; mass-orthogonal to them: mean axes);
+    'craig_bampton': the static constraint modes of the `interface` nodes' dofs and the
+    lowest fixed-interface modes, with the rigid-body motion projected out (mass-orthogonal
+    to it: mean axes) and the reduced basis diagonalised (modes = 2 len(interface) - 3 +
+    fixed-interface modes). Columns scaled to a largest nodal displacement of 1."""
+    X0 = np.asarray(nodes, float)
+    n = X0.shape[0]
+    M2 = np.kron(np.asarray(mass, float), np.eye(2))
+    K = np.asarray(stiffness, float)
+    if basis == "free":
+        lam, V = _eig(K, M2, list(range(2 * n)))
+        return _normalize_columns(V[:, 3: 3 + modes].copy())
+    if basis != "craig_bampton":
+        raise ValueError(f"basis must be one of {FE_BASES}, got {basis!r}")
+    bnd = [2 * k + a for k in interface for a in (0, 1)]
+    inner = [i for i in range(2 * n) if i not in bnd]
+    nfix = modes - (len(bnd) - 3)
+    B = np.zeros((2 * n, len(bnd) + nfix))
+    B[bnd, range(len(bnd))] = 1.0
+    B[inner, : len(bnd)] = -np.linalg.solve(K[np.ix_(inner, inner)], K[np.ix_(inner, bnd)])
+    if nfix:
+        B[inner, len(bnd):] = _eig(K, M2, inner)[1][:, :nfix]
+    R = np.zeros((2 * n, 3))
+    R[0::2, 0] = R[1::2, 1] = 1.0
+    R[0::2, 2], R[1::2, 2] = -X0[:, 1], X0[:, 0]
+    B = B - R @ np.linalg.solve(R.T @ M2 @ R, R.T @ M2 @ B)  # mean axes: no rigid part
+    _, _, Vt = np.linalg.svd(np.linalg.cholesky(M2).T @ B, full_matrices=False)
+    B = B @ Vt[: modes].T  # the rigid parts removed leave 3 dependent columns
+    _, Y = _eig(B.T @ K @ B, B.T @ M2 @ B, list(range(modes)))  # diagonalised, ascending
+    return _normalize_columns(B @ Y)
+
+
+def fe_shape_integrals(nodes, mass, stiffness, Phi):
+    """`shape_integrals` of a general finite-element model (see `fe_basis` for the
+    arguments): the integrals become bilinear forms of the component mass matrix, exact
+    for the kinetic energy T = 1/2 sum_kl mass_kl rdot_k . rdot_l of the nodes."""
+    X0 = np.asarray(nodes, float)
+    n, m = X0.shape[0], Phi.shape[1]
+    Ms = np.asarray(mass, float)
+    S = Phi.reshape(n, 2, m)
+    It = np.array([[0.0, -1.0], [1.0, 0.0]])
+    return dict(vol=Ms.sum(), s0=np.einsum("ij,jb->b", Ms, X0), S1=np.einsum("ij,jam->am", Ms, S),
+                J0=np.einsum("ij,ia,ja->", Ms, X0, X0), j1=np.einsum("ij,iam,ja->m", Ms, S, X0),
+                c0=np.einsum("ij,iam,ab,jb->m", Ms, S, It, X0),
+                Mff=np.einsum("ij,iam,jan->mn", Ms, S, S),
+                Gff=np.einsum("ij,iam,ba,jbn->mn", Ms, S, It, S),
+                Kff=Phi.T @ np.asarray(stiffness, float) @ Phi)
 
 
 # ----------------------------------------------------------------- kernels (JAX)
@@ -341,10 +406,11 @@ class FfrBody(F.BodyFamily):
     alpha rho Mff + beta E Kff), and the shape integrals per unit density vol (k,) m^3,
     s0 (k, 2), S1 (k, 2, m), J0 (k,), j1 (k, m), c0 (k, m), Mff (k, m, m), Gff (k, m, m)
     and the modal stiffness per unit E Kff (k, m, m); for drawing only (`jaxmbs.plot`):
-    draw_length (k,) m, the undeformed length, and draw_shape (k, DRAW_POINTS, 2, m), the
-    modes' displacements at DRAW_POINTS equally spaced points of the centre line."""
+    draw_points (k, DRAW_POINTS, 2) m, points of the undeformed body (a beam's centre line,
+    a general body's outline) and draw_shape (k, DRAW_POINTS, 2, m), the modes'
+    displacements there."""
 
-    fields = ("rho", "E", "alpha", "beta") + _SHAPE_FIELDS + ("draw_length", "draw_shape")
+    fields = ("rho", "E", "alpha", "beta") + _SHAPE_FIELDS + ("draw_points", "draw_shape")
 
     def __init__(self, m):
         self.m = m
@@ -355,7 +421,7 @@ class FfrBody(F.BodyFamily):
     def field_shapes(self):
         m = self.m
         return {"s0": (2,), "S1": (2, m), "j1": (m,), "c0": (m,), "Mff": (m, m), "Gff": (m, m),
-                "Kff": (m, m), "draw_shape": (DRAW_POINTS, 2, m)}
+                "Kff": (m, m), "draw_points": (DRAW_POINTS, 2), "draw_shape": (DRAW_POINTS, 2, m)}
 
     def _parts(self, p, X):
         """(rho, A (k, 2, 2), eta (k, m), s (k, 2) = s0 + S1 eta, u (k, m) = j1 + Mff eta)."""

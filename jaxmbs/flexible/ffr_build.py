@@ -29,6 +29,16 @@ _ffr = _Lazy()
 __all__ = ["FfrBuilder"]
 
 
+def _array(x, what):
+    """x as a float array, or ValueError naming `what` (text, bool, ragged input)."""
+    if isinstance(x, (bool, np.bool_, str, bytes)) or x is None:
+        raise ValueError(f"{what} must be an array of numbers, got {x!r}")
+    try:
+        return np.asarray(x, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be an array of numbers, got {x!r}") from None
+
+
 class FfrBuilder:
     """Mixin for `jaxmbs.Model` (needs `_new_name`, `_names`, `_section`, `_local`,
     `_frame`, `_add_inst`, `_add_joint`)."""
@@ -98,7 +108,95 @@ class FfrBuilder:
             q=np.r_[a, theta, np.zeros(m)], v=np.r_[v0, w0, np.zeros(m)], m=m, Phi=Phi, fe=fe,
             length=length, elements=n, basis=basis,
             params=dict(rho=sec["rho"], E=sec["E"], alpha=sec["alpha"], beta=sec["beta"], **ints,
-                        **dict(zip(("draw_length", "draw_shape"), _ffr.draw_rows(length, n, Phi)))))
+                        **dict(zip(("draw_points", "draw_shape"), _ffr.draw_rows(length, n, Phi)))))
+        return name
+
+    @recorded
+    def add_ffr_body(self, name, nodes, mass, stiffness, modes=4, basis="free", interface=None,
+                     position=(0.0, 0.0), angle=0.0, velocity=(0.0, 0.0), angular_velocity=0.0,
+                     alpha=0.0, beta=0.0, outline=None) -> str:
+        """Add an elastic body of any planar shape as a floating-frame-of-reference body with
+        modes of your own finite-element model (plane-stress, truss, lumped masses, ...):
+        the reference frame's motion plus the small deformation spanned by `modes` modes.
+
+        Args:
+          nodes: (n, 2) the model's nodes in body coordinates (m) of the undeformed body;
+            the frame's origin is the body coordinates' origin.
+          mass: (n, n) kg, the mass matrix of one displacement component (it acts alike
+            on x and y: a lumped diagonal or a consistent one), symmetric positive definite.
+          stiffness: (2n, 2n) N/m on the dofs (u_0, v_0, u_1, v_1, ...), symmetric, the
+            three rigid-body motions in its null space.
+          modes: retained modes m, 1..MAX_MODES (8).
+          basis: 'free' (free-interface elastic modes: mean axes) or 'craig_bampton' (the
+            static constraint modes of the `interface` nodes (a list of node indices) and
+            fixed-interface modes, the rigid-body motion projected out: 2 len(interface) - 3
+            <= m).
+          position: (2,) m and angle (rad) of the body frame; velocity (2,) m/s and
+            angular_velocity rad/s of the frame initially.
+          alpha (1/s), beta (s): Rayleigh damping of the elastic coordinates.
+          outline: node indices drawn as a polyline by `jaxmbs.plot` (at most
+            DRAW_POINTS = 17; default: the nodes in order, when there are at most 17).
+        Coordinates and Params leaves as `add_ffr_beam`'s; here '<name>.rho' and '.E' are
+        dimensionless factors (1) on the given mass and stiffness. Joints: `add_revolute`,
+        `add_weld` and `add_load` with `at` (global, initial) or `point_i` / `point_j` (body
+        coordinates) on a node (a weld holds the node's position and the frame's angle: the
+        model's nodes carry no rotation); other planar joints, drivers, springs and loads act
+        on the reference frame. Returns the name.
+        """
+        self._new_name(name, "body")
+        owner = f"FFR body {name!r}"
+        X0 = _array(nodes, f"{owner}: nodes")
+        if X0.ndim != 2 or X0.shape[1] != 2 or X0.shape[0] < 2 or not np.all(np.isfinite(X0)):
+            raise ValueError(f"{owner}: nodes must be an (n, 2) array of finite body coordinates (m), "
+                             f"n >= 2; got shape {np.shape(X0)}")
+        n = X0.shape[0]
+        Ms = _array(mass, f"{owner}: mass")
+        K = _array(stiffness, f"{owner}: stiffness")
+        if Ms.shape != (n, n) or not np.all(np.isfinite(Ms)) or not np.allclose(Ms, Ms.T) or \
+                np.min(np.linalg.eigvalsh(0.5 * (Ms + Ms.T))) <= 0:
+            raise ValueError(f"{owner}: mass must be a symmetric positive definite ({n}, {n}) matrix (kg) "
+                             f"of one displacement component; got shape {Ms.shape}")
+        if K.shape != (2 * n, 2 * n) or not np.all(np.isfinite(K)) or not np.allclose(K, K.T):
+            raise ValueError(f"{owner}: stiffness must be a symmetric ({2 * n}, {2 * n}) matrix (N/m) on the "
+                             f"dofs (u_0, v_0, u_1, ...); got shape {K.shape}")
+        if basis not in _ffr.FE_BASES:
+            raise ValueError(f"{owner}: basis must be one of {_ffr.FE_BASES}, got {basis!r}")
+        itf = ()
+        if basis == "craig_bampton":
+            try:
+                itf = tuple(int(i) for i in interface)
+            except TypeError:
+                itf = ()
+            if len(itf) < 2 or len(set(itf)) != len(itf) or not all(0 <= i < n for i in itf):
+                raise ValueError(f"{owner}: interface must list >= 2 distinct node indices in [0, {n}) for "
+                                 f"basis 'craig_bampton', got {interface!r}")
+        lo = 2 * len(itf) - 3 if itf else 1
+        hi = min(_ffr.MAX_MODES, 2 * n - 3)
+        if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) or not lo <= modes <= hi:
+            raise ValueError(f"{owner}: modes must be an integer in [{lo}, {hi}] for basis {basis!r} and "
+                             f"{n} nodes, got {modes!r}")
+        m = int(modes)
+        outline = tuple(range(n)) if outline is None else tuple(int(i) for i in outline)
+        if not 2 <= len(outline) <= _ffr.DRAW_POINTS or not all(0 <= i < n for i in outline):
+            raise ValueError(f"{owner}: outline must list 2 to {_ffr.DRAW_POINTS} node indices in [0, {n}) "
+                             f"(the polyline drawn); got {len(outline)} entries")
+        damp = {}
+        for key, val in (("alpha", alpha), ("beta", beta)):
+            damp[key] = B.finite(val, f"{owner}: {key}")
+            if damp[key] < 0:
+                raise ValueError(f"{owner}: {key} must be >= 0 (a damping coefficient), got {damp[key]}")
+        a = B.vector(position, 2, f"{owner}: position")
+        th = B.finite(angle, f"{owner}: angle")
+        v0 = B.vector(velocity, 2, f"{owner}: velocity")
+        w0 = B.finite(angular_velocity, f"{owner}: angular_velocity")
+        Phi = _ffr.fe_basis(X0, Ms, K, basis, m, itf)
+        ints = _ffr.fe_shape_integrals(X0, Ms, K, Phi)
+        S = Phi.reshape(n, 2, m)
+        pts = list(outline) + [outline[-1]] * (_ffr.DRAW_POINTS - len(outline))
+        self._ffr[name] = dict(
+            q=np.r_[a, th, np.zeros(m)], v=np.r_[v0, w0, np.zeros(m)], m=m, Phi=Phi, nodes=X0,
+            shapes=S, basis=basis, kind="fe",
+            params=dict(rho=1.0, E=1.0, **damp, **ints, draw_points=X0[pts], draw_shape=S[pts]))
         return name
 
     def ffr_data(self, name) -> dict:
@@ -109,6 +207,8 @@ class FfrBuilder:
             known = ", ".join(self._ffr) or "none (add one with add_ffr_beam)"
             raise ValueError(f"unknown FFR body {name!r}; FFR bodies: {known}")
         d = self._ffr[name]
+        if d.get("kind") == "fe":
+            return dict(nodes=d["nodes"], basis=d["basis"], Phi=d["Phi"])
         return dict(length=d["length"], elements=d["elements"], basis=d["basis"], Phi=d["Phi"])
 
     # ------------------------------------------------------------------ attachment
@@ -130,6 +230,17 @@ class FfrBuilder:
             s = np.array([[c, sn], [-sn, c]]) @ (B.vector(at, 2, f"{owner}: at") - q[:2])
         else:
             s = np.zeros(2)
+        if d.get("kind") == "fe":  # a node of a general finite-element model
+            dist = np.linalg.norm(d["nodes"] - s[None, :], axis=1)
+            k = int(np.argmin(dist))
+            size = float(np.ptp(d["nodes"], axis=0).max())
+            if dist[k] > 1e-9 * size:
+                raise ValueError(f"{owner}: the point on FFR body {body!r} must be one of its nodes; the "
+                                 f"nearest, node {k}, is {dist[k]:.3g} m away from {s.tolist()} (body "
+                                 "coordinates)")
+            shape = np.zeros((2, M))
+            shape[:, : d["m"]] = d["shapes"][k]
+            return d["nodes"][k].copy(), shape, np.zeros(M)
         L = d["length"]
         tol = 1e-9 * L
         if abs(s[1]) > tol or not -tol <= s[0] <= L + tol:

@@ -464,7 +464,7 @@ def _ffr_body_params(bf, rng):
              Mff=np.einsum("kp,kpam,kpan->kmn", w, S, S),
              Gff=np.einsum("kp,kpam,ba,kpbn->kmn", w, S, It, S),
              Kff=np.einsum("kab,kcb->kac", A, A) + np.eye(m), rho=_pos(rng), E=_pos(rng),
-             alpha=np.zeros(K), beta=np.zeros(K), draw_length=_pos(rng),
+             alpha=np.zeros(K), beta=np.zeros(K), draw_points=rng.normal(size=(K, ffr.DRAW_POINTS, 2)),
              draw_shape=rng.normal(size=(K, ffr.DRAW_POINTS, 2, m)))
     return {k: jnp.asarray(v) for k, v in p.items()}
 
