@@ -98,8 +98,9 @@ def beams():
 
 def cables():
     """Two spatial ANCF cables: one clamped to the ground, the other welded (slopes
-    parallel) to its tip; a dead load on the free end, a line load, Rayleigh damping, a
-    node pin to the ground and a ball hung at a material point by a spherical pin."""
+    parallel) to its tip; a dead load and a tangential follower load on the free end, a
+    follower load mid-element, a line load, Rayleigh damping, a node pin to the ground and
+    a ball hung at a material point by a spherical pin."""
     m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
     sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
     n1 = m.add_beam("c1", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), elements=2, section=sec)
@@ -111,6 +112,8 @@ def cables():
     m.add_node_weld("joint", n3[0], n1[-1])
     m.add_node_pin("anchor", n3[-1])
     m.add_node_load("tip", n2[-1], (0.0, 0.3, -1.0))
+    m.add_node_load("pull", n2[-1], 0.4, follower=True)            # along the tangent, N
+    m.add_node_load("push", n1[0], -0.2, follower=True, xi=0.3)
     m.add_beam_line_load("wind", "c2", (0.5, -0.25, 0.1))
     m.add_body("ball", mass=0.2, inertia=(1e-3, 2e-3, 3e-3), position=(0.7, 0.3, -0.1))
     m.add_beam_body_pin("hold", n2[1], "ball", xi=0.4, point=(0.0, 0.02, 0.1))

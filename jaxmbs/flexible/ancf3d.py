@@ -44,7 +44,9 @@ Families (registered on import, after the planar ones):
   'beam3d_point' (3 rows: the material point xi of an element on a body point: a
   spherical joint between a cable and a rigid body, a particle or the ground),
   'beam3d_beam_point' (3 rows: a spherical joint between material points of two cable
-  elements) and the force family 'beam3d_load' (a dead force at a material point).
+  elements) and the force families 'beam3d_load' (a dead force at a material point) and
+  'beam3d_follower' (a tangential follower force F_t t at a material point, t the unit
+  tangent r_x / |r_x| there; non-conservative: no potential, its power counted as work).
 
 `jaxmbs.SpatialModel.add_beam` meshes a straight cable into these families
 (`jaxmbs.flexible.build.CableBuilder`).
@@ -52,6 +54,7 @@ Families (registered on import, after the planar ones):
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ..core import families as F
 from ..spatial.families import SPATIAL, _Side
@@ -228,9 +231,40 @@ class Beam3DLoad(A.BeamLoad):
     rigid = 6
 
 
+class Beam3DFollower(F.ForceFamily):
+    """A tangential follower force `force_t` (k,) N at the material point xi in [0, 1] of a
+    cable element of length `length` (m; copied at build time) on frame j (view kind
+    'spatial_beam'; frame i unused): the force f = F_t t along the unit tangent
+    t = r_x(xi) / |r_x(xi)| of the deformed centre line (F_t > 0 pulls along the
+    direction of increasing x: tension at a cable's end), so it turns with the cable;
+    Q = S(xi)^T f on the element's nodal positions (the virtual work f . delta r(xi) at
+    fixed f). A cable has no cross-section frame, so a follower force has no normal
+    component here (planar beams: 'beam_follower'). Non-conservative: V = 0 and the power
+    P = Q . V (W), which `simulate` integrates into the work of non-conservative forces.
+    info: 'force_x', 'force_y', 'force_z' (N), the force in global axes."""
+
+    name = "beam3d_follower"
+    frame = SPATIAL_BEAM
+    fields = ("force_t", "xi", "length")
+    rigid = 6
+
+    def evaluate(self, p, a):
+        e, _, S, Sx = A._material(p, a.Xj, a.Vj, d=3)
+        rx = jnp.einsum("ka,kac->kc", Sx, e)
+        t = rx / jnp.linalg.norm(rx, axis=-1, keepdims=True)
+        f = p["force_t"][:, None] * t
+        Qj = A._element_block(jnp.einsum("ka,kc->kac", S, f)[:, None], self.rigid)[:, 0]
+        P = jnp.sum(Qj * a.Vj, -1)
+        info = {"force_x": f[:, 0], "force_y": f[:, 1], "force_z": f[:, 2]}
+        return jnp.zeros_like(Qj), Qj, jnp.zeros_like(P), P, info
+
+    def validate(self, p, xp=np):
+        return A._OnElement.validate(self, p, xp)
+
+
 for _f in (Ancf3DFrame(), Ancf3DNode(), Ancf3DCable(), Ancf3DPoint(), Ancf3DSlope(),
            Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint(), Beam3DBeamPoint(),
-           Beam3DLoad()):
+           Beam3DLoad(), Beam3DFollower()):
     F.register(_f)
 
 

@@ -26,7 +26,9 @@ name; `add_node_pin`, `add_node_weld` and dead `add_node_load`s on them forward 
 `CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
 of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
 '.z_x'; `jaxmbs.flexible.ancf3d`), (3,) vectors where the planar methods take (2,) ones,
-and a spherical `add_beam_body_pin` (family 'beam3d_point'). The methods common to both
+a spherical `add_beam_body_pin` (family 'beam3d_point') and, with follower=True, a
+tangential follower force F_t (a number) in `add_node_load` (family 'beam3d_follower'; a
+cable has no cross-section frame for a normal component). The methods common to both
 live in `_BeamMethods`, parametrised by the class attributes `_beam_dim` and
 `_beam_families`.
 """
@@ -53,12 +55,12 @@ class _BeamMethods:
     _beam_dim = 2
     _beam_families = dict(node="ancf2d_node", body="ancf2d_beam", point="ancf_point",
                           load="ancf_load", body_point="beam_point", beam_pin="beam_beam_point",
-                          point_load="beam_load")
+                          point_load="beam_load", follower="beam_follower")
 
     def _init_beams(self):
         self._beams = {}       # beam name -> dict(nodes, q, section, length)
         self._beam_node = {}   # node name -> (beam, k)
-        self._node_loads = []  # dicts: family ('ancf_load', 'beam_follower'), its fields
+        self._node_loads = []  # dicts: family ('ancf_load', 'beam_follower', ...), its fields
         self._shear_beams = {}  # shear beam name -> dict(nodes, q, section, length, line_load)
         self._shear_node = {}   # shear beam node name -> its initial (x, y, theta) (3,)
         self._sliders = []     # sliding joints along planar beams (BeamBuilder.add_beam_slider)
@@ -273,9 +275,9 @@ class _BeamMethods:
 
     @recorded
     def add_node_load(self, name, node, force, follower=False, xi=0.0) -> str:
-        """A force ((2,) planar / (3,) spatial, N) on a beam node, or (planar follower
-        forces) on the material point xi of the element that starts at `node` (xi = 0: the
-        node itself, 1: the next node).
+        """A force ((2,) planar / (3,) spatial, N; a cable's follower force: a number) on a
+        beam node, or on the material point xi of the element that starts at `node` (xi = 0:
+        the node itself, 1: the next node).
 
         follower=False (default): a dead (constant, non-following) force in global axes,
         conservative (potential -F . r). At a node (xi = 0; the last node of a beam is
@@ -283,7 +285,7 @@ class _BeamMethods:
         'ancf3d_load'); between nodes (0 < xi <= 1): generalised force S(xi)^T F on the
         element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi',
         '.length' (family 'beam_load', 3D 'beam3d_load'; planar and spatial).
-        follower=True (planar beams only): a follower force given in the deformed
+        follower=True, planar beams: a follower force given in the deformed
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
         tangential compressive tip force of a cantilever along +x is (-P, 0): Beck's
@@ -293,6 +295,12 @@ class _BeamMethods:
         tangent and normal by the shear angle). Non-conservative: no potential; its power Q . v is counted in the work
         `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
         '.length' (family 'beam_follower').
+        follower=True, spatial cables: a tangential follower force, force = F_t (a number,
+        N; a (3,) vector is refused): f = F_t t along the unit tangent t = r_x / |r_x| of
+        the deformed centre line at the point (F_t > 0 along increasing x: at a cable's
+        last node a tension), Q = S(xi)^T f. A cable has no cross-section frame, so there
+        is no normal component. Non-conservative as the planar one. Params leaves
+        f'{name}.force_t', '.xi', '.length' (family 'beam3d_follower').
         """
         if node in self._shear_node and xi == 0.0:
             # a planar frame's load: dead (global axes) or following the cross-section
@@ -301,14 +309,19 @@ class _BeamMethods:
         self._new_name(name, "force")
         owner = f"load {name!r}"
         self._node(node, owner)
-        f = B.vector(force, self._beam_dim, f"{owner}: force")
         if not isinstance(follower, (bool, np.bool_)):
             raise ValueError(f"{owner}: follower must be True (force in the cross-section frame, "
                              f"turning with the beam) or False (dead, global axes), got {follower!r}")
+        if follower and self._beam_dim == 3:
+            if np.ndim(force) != 0:
+                raise ValueError(f"{owner}: a cable's follower force is a number F_t (N, along the "
+                                 "deformed tangent; a cable has no cross-section frame for other "
+                                 f"components), got {force!r}; give follower=False for a dead (3,) force")
+            Ft = B.finite(force, f"{owner}: force")
+            self._node_loads.append(self._follower(owner, name, node, xi, force_t=Ft))
+            return name
+        f = B.vector(force, self._beam_dim, f"{owner}: force")
         if follower:
-            if self._beam_dim != 2:
-                raise ValueError(f"{owner}: follower loads exist for planar beams only (a cable has "
-                                 "no cross-section frame); give follower=False (a dead load)")
             self._node_loads.append(self._follower(owner, name, node, xi, force=f, torque=0.0))
             return name
         x = B.finite(xi, f"{owner}: xi")
@@ -320,6 +333,13 @@ class _BeamMethods:
         self._node_loads.append(dict(family=self._beam_families["load"], name=name, fi=GROUND,
                                      fj=node, force=f))
         return name
+
+    def _follower(self, owner, name, node, xi, **fields):
+        """The follower-load instance ('beam_follower': fields force, torque;
+        'beam3d_follower': force_t) at the material point xi of `node`."""
+        elem, x, L, _, _ = self._material_point(owner, node, xi)
+        return dict(family=self._beam_families["follower"], name=name, fi=GROUND, fj=elem,
+                    **fields, xi=x, length=L)
 
     @recorded
     def add_beam_line_load(self, name, beam, load) -> str:
@@ -365,9 +385,8 @@ class _BeamMethods:
         return out
 
     def _beam_forces(self):
-        out = {self._beam_families["load"]: [], self._beam_families["point_load"]: []}
-        if self._beam_dim == 2:
-            out["beam_follower"] = []
+        fam = self._beam_families
+        out = {fam["load"]: [], fam["point_load"]: [], fam["follower"]: []}
         for x in self._node_loads:
             out[x["family"]].append({k: v for k, v in x.items() if k != "family"})
         return out
@@ -638,12 +657,6 @@ class BeamBuilder(_BeamMethods):
         return (out, where, row - row0, tuple(f"{x['name']}.s" for x in S),
                 np.array([x["s"] for x in S]), np.array([x["sd"] for x in S]))
 
-    def _follower(self, owner, name, node, xi, force, torque):
-        """The 'beam_follower' instance of a load at the material point xi of `node`."""
-        elem, x, L, _, _ = self._material_point(owner, node, xi)
-        return dict(family="beam_follower", name=name, fi=GROUND, fj=elem, force=force,
-                    torque=torque, xi=x, length=L)
-
 
 class CableBuilder(_BeamMethods):
     """Mixin: spatial ANCF cables for `jaxmbs.SpatialModel` (`_BeamMethods` in 3D, plus a
@@ -652,7 +665,8 @@ class CableBuilder(_BeamMethods):
     _beam_dim = 3
     _beam_families = dict(node="ancf3d_node", body="ancf3d_cable", point="ancf3d_point",
                           load="ancf3d_load", body_point="beam3d_point",
-                          beam_pin="beam3d_beam_point", point_load="beam3d_load")
+                          beam_pin="beam3d_beam_point", point_load="beam3d_load",
+                          follower="beam3d_follower")
 
     @recorded
     def add_node_weld(self, name, node, other=GROUND, direction=None) -> str:

@@ -58,6 +58,7 @@ FIELD_SAMPLERS = {
     "ratio": lambda r, d: r.uniform(-2, 2, K), "offset": lambda r, d: r.normal(size=K),
     "k": lambda r, d: _pos(r, 5.0, 50.0), "c": lambda r, d: _pos(r, 0.1, 1.0),
     "length": lambda r, d: _pos(r, 0.2, 1.0), "force": lambda r, d: r.normal(size=(K,) if d else K),
+    "force_t": lambda r, d: r.normal(size=K),  # a cable's tangential follower force (N)
     "angle": lambda r, d: r.normal(size=K) * 0.3, "torque": lambda r, d: r.normal(size=K),
     "exponent": lambda r, d: np.full(K, 1.5), "damping": lambda r, d: _pos(r, 0.1, 0.5),
     "mu": lambda r, d: _pos(r, 0.2, 0.6), "v_eps": lambda r, d: _pos(r, 0.05, 0.2),
@@ -354,8 +355,9 @@ FORCES = list(F.registered("force"))
 # dependence): the rotating frame at constant omega
 CONSERVATIVE_SETUP = {"rotating_frame": {"amp": 0.0, "coef": [1.3, 0, 0, 0, 0, 0]}}
 # non-conservative: no potential, power P = Q . v (the follower force and torque on a
-# beam: tests/test_flexible_follower.py checks them against autodiff of the virtual work)
-NO_POTENTIAL = {"load", "load3", "joint_actuator", "beam_follower"}
+# beam: tests/test_flexible_follower.py checks them against autodiff of the virtual work;
+# the cable's tangential follower force: tests/test_ancf3d.py)
+NO_POTENTIAL = {"load", "load3", "joint_actuator", "beam_follower", "beam3d_follower"}
 # actuator fields (constant force / torque: not conservative) zeroed for the gradient check
 ACTUATOR_OFF = {"spring": {"force": 0.0}, "torsion": {"torque": 0.0},
                 "spring3": {"force": 0.0}, "torsion3": {"torque": 0.0},
