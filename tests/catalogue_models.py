@@ -99,8 +99,9 @@ def beams():
 def cables():
     """Two spatial ANCF cables: one clamped to the ground, the other welded (slopes
     parallel) to its tip; a dead load and a tangential follower load on the free end, a
-    follower load mid-element, a line load, Rayleigh damping, a node pin to the ground and
-    a ball hung at a material point by a spherical pin."""
+    follower load mid-element, a line load, Rayleigh damping, a node pin to the ground, a
+    ball hung at a material point by a spherical pin and a hub welded to a material point
+    (`add_beam_body_weld`)."""
     m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
     sec = dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9)
     n1 = m.add_beam("c1", (0.0, 0.0, 0.0), (0.5, 0.0, 0.0), elements=2, section=sec)
@@ -117,6 +118,10 @@ def cables():
     m.add_beam_line_load("wind", "c2", (0.5, -0.25, 0.1))
     m.add_body("ball", mass=0.2, inertia=(1e-3, 2e-3, 3e-3), position=(0.7, 0.3, -0.1))
     m.add_beam_body_pin("hold", n2[1], "ball", xi=0.4, point=(0.0, 0.02, 0.1))
+    m.add_body("hub", mass=0.3, inertia=(1e-3, 1e-3, 2e-3), position=(1.0, 0.0, 0.05),
+               orientation=(0.9, 0.0, 0.3, math.sqrt(1.0 - 0.9**2 - 0.3**2)))
+    m.add_beam_body_weld("hub_weld", n3[0], "hub", xi=0.6, at=(0.8, 0.0, 0.0),
+                         axis=(2.0, 0.0, 0.0))
     return m
 
 

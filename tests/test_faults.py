@@ -701,6 +701,9 @@ SPATIAL_CALLS.update({  # spatial ANCF cables (jaxmbs/flexible/build.py, CableBu
                                point="vec?")),
     "add_beam_line_load": (dict(name="n", beam="bm", load=(0.0, 0.0, -1.0)),
                            dict(name="name", beam="beam", load="vec")),
+    "add_beam_body_weld": (dict(name="n", node="bm.n0", body="b"),
+                           dict(name="name", node="node", body="body", xi="xi", at="vec?",
+                                point="vec?", axis="axis?", axis_i="axis?")),
 })
 BUILDERS = {"Model": (_planar_base, PLANAR_CALLS, 2), "SpatialModel": (_spatial_base, SPATIAL_CALLS, 3)}
 

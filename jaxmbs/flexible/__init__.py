@@ -10,8 +10,8 @@ imports it after the planar and spatial packages, so they keep their registratio
 `jaxmbs.SpatialModel` (`CableBuilder`); `jaxmbs.flexible.ancf3d` registers the spatial
 cable families (frame kind 'ancf3d', node family 'ancf3d_node', body family
 'ancf3d_cable', constraint families 'ancf3d_point', 'ancf3d_slope', 'ancf3d_parallel',
-'beam3d_point', 'beam3d_beam_point' on the view kind 'spatial_beam', force families
-'ancf3d_load', 'beam3d_load', 'beam3d_follower'), imported by `jaxmbs/__init__.py` after `ancf`.
+'beam3d_point', 'beam3d_slope', 'beam3d_beam_point' on the view kind 'spatial_beam',
+force families 'ancf3d_load', 'beam3d_load', 'beam3d_follower'), imported by `jaxmbs/__init__.py` after `ancf`.
 `jaxmbs.flexible.reissner` registers the shear-deformable planar beam (geometrically exact
 Simo-Reissner / Timoshenko, linear elements with one-point reduced integration, free of
 shear locking): node family 'reissner2d_node' (x, y, theta) presenting planar frames, so

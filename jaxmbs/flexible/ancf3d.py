@@ -43,6 +43,9 @@ Families (registered on import, after the planar ones):
   element's two nodes, 19 coordinates, 18 velocities) and its constraint family
   'beam3d_point' (3 rows: the material point xi of an element on a body point: a
   spherical joint between a cable and a rigid body, a particle or the ground),
+  'beam3d_slope' (2 rows: (R_i f_i) . r_x(xi) = 0, (R_i g_i) . r_x(xi) = 0, the slope at
+  the material point kept along an axis fixed in a rigid body or the ground; with
+  'beam3d_point' a weld of a cable to a body, `add_beam_body_weld`),
   'beam3d_beam_point' (3 rows: a spherical joint between material points of two cable
   elements) and the force families 'beam3d_load' (a dead force at a material point) and
   'beam3d_follower' (a tangential follower force F_t t at a material point, t the unit
@@ -210,6 +213,40 @@ class Beam3DPoint(A._OnElement):
         return g, Gi, Gj, -Pq
 
 
+class Beam3DSlope(A._OnElement):
+    """(R_i f_i) . r_x(xi) = 0, (R_i g_i) . r_x(xi) = 0 (2 rows): the cable's slope at the
+    material point xi in [0, 1] of the element of length `length` (m; copied at build time)
+    on frame j stays perpendicular to the vectors f_i, g_i fixed in the rigid frame i
+    (body axes; the ground: global), i.e. along the axis f_i x g_i fixed in the body (the
+    builder gives unit f_i, g_i perpendicular to each other and to that axis); the slope's
+    length (the axial strain) is free. With 'beam3d_point' a weld (clamp) of a cable to a
+    body: a cable has no torsion, so position and slope direction fix it. The rows stay
+    independent for any slope (r_x != 0): f_i, g_i turn with the body."""
+
+    name = "beam3d_slope"
+    rows = 2
+    frame = SPATIAL_BEAM
+    fields = ("f_i", "g_i", "xi", "length")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        e, ed, _, Sx = A._material(p, Xj, Vj, d=3)
+        b = jnp.einsum("ka,kac->kc", Sx, e)                          # r_x(xi) (k, 3)
+        bd = jnp.einsum("ka,kac->kc", Sx, ed)
+        side = _Side(Xi[:, :7], Vi[:, :6])
+        k = Xi.shape[0]
+        g, Gi, Gj, quad = [], [], [], []
+        for h in (p["f_i"], p["g_i"]):
+            H, Hd, Hq = side.direction(h)                            # R h and its rates
+            g.append(jnp.sum(H * b, -1))
+            Gi.append(side.row_dir(h, b))                            # b . d(R h)/dV
+            Gj.append(jnp.einsum("ka,kc->kac", Sx, H))               # H . S_x(xi) de
+            # d2/dt2 of H . b at zero acceleration (omega_dot = 0, e_ddot = 0)
+            quad.append(jnp.sum(Hq * b, -1) + 2.0 * jnp.sum(Hd * bd, -1))
+        Gi = jnp.concatenate([jnp.stack(Gi, 1), jnp.zeros((k, 2, 12), Xi.dtype)], -1)
+        Gj = A._element_block(jnp.stack(Gj, 1), rigid=6)
+        return jnp.stack(g, 1), Gi, Gj, jnp.stack(quad, 1)
+
+
 class Beam3DBeamPoint(A.BeamBeamPoint):
     """r_j(xi_j) - r_i(xi_i) - point = 0 (3 rows, m): a spherical joint between the
     material points xi_i, xi_j in [0, 1] of two cable elements (lengths `length_i`,
@@ -263,8 +300,8 @@ class Beam3DFollower(F.ForceFamily):
 
 
 for _f in (Ancf3DFrame(), Ancf3DNode(), Ancf3DCable(), Ancf3DPoint(), Ancf3DSlope(),
-           Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint(), Beam3DBeamPoint(),
-           Beam3DLoad(), Beam3DFollower()):
+           Ancf3DParallel(), Ancf3DLoad(), SpatialBeamFrame(), Beam3DPoint(), Beam3DSlope(),
+           Beam3DBeamPoint(), Beam3DLoad(), Beam3DFollower()):
     F.register(_f)
 
 

@@ -26,7 +26,9 @@ name; `add_node_pin`, `add_node_weld` and dead `add_node_load`s on them forward 
 `CableBuilder` (mixed into `jaxmbs.SpatialModel`) is the same in 3D: spatial ANCF cables
 of the node family 'ancf3d_node' (coordinates '<beam>.n<k>.x', '.y', '.z', '.x_x', '.y_x',
 '.z_x'; `jaxmbs.flexible.ancf3d`), (3,) vectors where the planar methods take (2,) ones,
-a spherical `add_beam_body_pin` (family 'beam3d_point') and, with follower=True, a
+a spherical `add_beam_body_pin` (family 'beam3d_point'), `add_beam_body_weld` (a cable
+welded to a rigid body or the ground: 'beam3d_point' + 'beam3d_slope', the slope's
+direction fixed in the body; a cable has no torsion) and, with follower=True, a
 tangential follower force F_t (a number) in `add_node_load` (family 'beam3d_follower'; a
 cable has no cross-section frame for a normal component). The methods common to both
 live in `_BeamMethods`, parametrised by the class attributes `_beam_dim` and
@@ -660,7 +662,7 @@ class BeamBuilder(_BeamMethods):
 
 class CableBuilder(_BeamMethods):
     """Mixin: spatial ANCF cables for `jaxmbs.SpatialModel` (`_BeamMethods` in 3D, plus a
-    clamp of a node's slope direction)."""
+    clamp of a node's slope direction and a weld of a material point to a rigid body)."""
 
     _beam_dim = 3
     _beam_families = dict(node="ancf3d_node", body="ancf3d_cable", point="ancf3d_point",
@@ -702,4 +704,32 @@ class CableBuilder(_BeamMethods):
         fam = "ancf3d_slope" if other == GROUND else "ancf3d_parallel"
         p2 = self._add_inst(fam, other, node, name, f_i=f, g_i=g)
         self._add_joint(name, "node_weld", other, node, [p1, p2])
+        return name
+
+    @recorded
+    def add_beam_body_weld(self, name, node, body, xi=0.0, at=None, point=None, axis=None,
+                           axis_i=None) -> str:
+        """Clamp a cable to a rigid body or the ground: the spherical pin of
+        `add_beam_body_pin` (3 rows, 'beam3d_point') plus the cable's slope at the material
+        point kept along an axis fixed in the body (2 rows, 'beam3d_slope'; a cable has no
+        torsion, so this is a weld; the slope's length, the axial strain, stays free). The
+        axis: `axis_i` in body coordinates, or `axis` its global direction in the initial
+        configuration; default: the cable's initial slope there (the ground: global axes).
+        The rows are (R_i f_i) . r_x(xi) = (R_i g_i) . r_x(xi) = 0 with f_i, g_i unit
+        vectors fixed in the body perpendicular to the axis and to each other (Params
+        leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi', '.length'). A particle has no
+        orientation: refused. Reaction reported: force on the cable element (N) and its
+        moment about the element's first node."""
+        from ..spatial.model import _perp_pair, _unit3
+
+        owner, elem, x, L, t, s = self._beam_body(name, "beam-body weld", node, body, xi, at, point)
+        self._oriented(owner, body)  # a particle: no axis to weld to
+        if axis_i is not None:
+            u = _unit3(axis_i, f"{owner}: axis_i")
+        else:
+            u = self._frame(body, owner)[2].T @ _unit3(t if axis is None else axis, f"{owner}: axis")
+        f, g = _perp_pair(u)
+        p1 = self._add_inst("beam3d_point", body, elem, name, point_i=s, xi=x, length=L)
+        p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g, xi=x, length=L)
+        self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name

@@ -14,8 +14,9 @@ given globally in the initial configuration (`at=`) or in body coordinates
 All inputs in SI units (m, kg, kg m^2, rad, s, N).
 
 Flexible cables (spatial ANCF: position and slope per node, `jaxmbs.flexible.ancf3d`):
-`add_beam`, `add_node_pin`, `add_node_weld`, `add_node_load`, `add_beam_line_load` and the
-spherical `add_beam_body_pin` come from `jaxmbs.flexible.build.CableBuilder`.
+`add_beam`, `add_node_pin`, `add_node_weld`, `add_node_load`, `add_beam_line_load`, the
+spherical `add_beam_body_pin` and `add_beam_body_weld` (a cable welded to a rigid body or
+the ground) come from `jaxmbs.flexible.build.CableBuilder`.
 """
 from __future__ import annotations
 
