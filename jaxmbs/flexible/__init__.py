@@ -1,4 +1,5 @@
-"""Flexible bodies: planar ANCF Euler-Bernoulli beam elements and spatial ANCF cables.
+"""Flexible bodies: planar ANCF Euler-Bernoulli beam elements, spatial ANCF cables,
+shear-deformable planar beams and floating-frame-of-reference (modal) bodies.
 
 `jaxmbs.flexible.ancf` defines and registers the families (frame kind 'ancf2d', node
 family 'ancf2d_node', body family 'ancf2d_beam', constraint families 'ancf_point',
@@ -16,7 +17,12 @@ force families 'ancf3d_load', 'beam3d_load', 'beam3d_follower'), imported by `ja
 Simo-Reissner / Timoshenko, linear elements with one-point reduced integration, free of
 shear locking): node family 'reissner2d_node' (x, y, theta) presenting planar frames, so
 the planar joints, springs and loads apply to its nodes, and body family 'reissner2d_beam'
-(`Model.add_shear_beam`), imported after `ancf3d`. This package file imports none of
+(`Model.add_shear_beam`), imported after `ancf3d`. `jaxmbs.flexible.ffr` registers the
+floating-frame-of-reference bodies with modal reduction (frame kind 'ffr2d', node and body
+families 'ffr2d_m<m>' / 'ffr2d_body_m<m>' for m = 1..8 modes, constraint families
+'ffr_point', 'ffr_angle', force family 'ffr_load'; the planar kind views 'ffr2d' frames),
+imported after `reissner`; `jaxmbs.flexible.ffr_build` holds `Model.add_ffr_beam` and
+`Model.add_ffr_body` (and imports `ffr` lazily). This package file imports none of
 them, so that the builder can import `jaxmbs.flexible.build` without registering families
 early.
 """
