@@ -177,6 +177,23 @@ def test_planar_driver_acts_on_the_reference_frame():
     np.testing.assert_allclose(out[0], out[1], rtol=1e-8, atol=1e-12)
 
 
+def test_prismatic_joint_and_spring_on_the_reference_frame():
+    """add_prismatic and add_spring (planar families) on an FFR beam's frame: the beam
+    slides along its own axis on a spring k, its bending modes not excited by an axial
+    motion, so it oscillates as a rigid mass rho A L: x(t) = x0 + a cos(sqrt(k / m) t)."""
+    k, a = 4.0, 0.1
+    m = jaxmbs.Model(gravity=(0.0, 0.0))
+    m.add_ffr_beam("b", (a, 0.0), (L + a, 0.0), section=SECTION, elements=4, modes=3)
+    m.add_prismatic("slide", "ground", "b", axis=(1.0, 0.0), at=(a, 0.0))
+    m.add_spring("k", "ground", "b", k=k, length=1.0, at_i=(-1.0, 0.0), at_j=(a, 0.0))
+    mech, params, q0, v0 = m.build()
+    tr = jaxmbs.simulate(mech, params, q0, v0, (0.0, 1.0), 1e-3, save_every=250)
+    x = np.asarray(tr.q[:, mech.coordinate_index("b.x")])
+    w = np.sqrt(k / (RHO_A * L))
+    np.testing.assert_allclose(x, a * np.cos(w * np.asarray(tr.t)), atol=1e-9)
+    assert np.max(np.abs(np.asarray(tr.q[:, mech.coordinate_index("b.eta1")]))) < 1e-12
+
+
 def test_bad_attachments_are_refused_naming_the_problem():
     m = jaxmbs.Model()
     m.add_ffr_beam("b", (0.0, 0.0), (L, 0.0), section=SECTION, elements=2, modes=2)
