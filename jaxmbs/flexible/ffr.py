@@ -432,7 +432,6 @@ class FfrBody(F.BodyFamily):
 
     def mass_part(self, p, X):
         rho, A, eta, s, u = self._parts(p, X)
-        k, m = X.shape[0], self.m
         r = rho[:, None]
         MRR = (rho * p["vol"])[:, None, None] * jnp.eye(2, dtype=X.dtype)
         MRt = r * jnp.einsum("kab,kb->ka", A, _perp(s))                       # (k, 2)
@@ -443,7 +442,6 @@ class FfrBody(F.BodyFamily):
         top = jnp.concatenate([MRR, MRt[..., None], MRf], -1)                  # (k, 2, n)
         mid = jnp.concatenate([MRt, Mtt[:, None], Mtf], -1)[:, None]           # (k, 1, n)
         bot = jnp.concatenate([jnp.swapaxes(MRf, 1, 2), Mtf[..., None], Mff], -1)  # (k, m, n)
-        del k, m
         return FfrMass(jnp.concatenate([top, mid, bot], 1))
 
     def loads(self, p, X, V, g):
