@@ -115,7 +115,8 @@ def test_chain_bandwidth_is_constant_and_auto_mode():
     assert not wants_sparse(mb.SchurCholesky(banded=True), kitchen_sink()[0])  # user row
 
 
-@pytest.mark.parametrize("build", [tree, lambda: chain(32), double_pendulum])
+@pytest.mark.parametrize("build", [tree, pytest.param(lambda: chain(32), marks=pytest.mark.slow, id="chain32"),  # (~100 s)
+                                   double_pendulum])
 def test_banded_accelerations_match_dense_lu(build):
     mech, params, q0, v0 = build()
     res = mb.assemble(mech, params, jnp.asarray(q0), jnp.asarray(v0))

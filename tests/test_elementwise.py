@@ -583,6 +583,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # (~90 s: a subprocess compiling for 2 host devices; sharding in the default run: test_batch_runner.py)
 def test_sharded_simulate_batch_matches_one_device(tmp_path):
     """simulate_batch(mesh=...) over 2 host devices (a subprocess: XLA_FLAGS must be set
     before JAX starts) against the unsharded call, on a batch of 19 that needs padding:

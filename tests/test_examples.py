@@ -44,6 +44,7 @@ def test_forward_dynamics_examples(name, key):
     assert key in out and out["energy_drift"] < 1e-8 and out["max_constraint_error"] < 1e-10
 
 
+@pytest.mark.slow  # (~55 s; the engine-balance orders in the default run: test_engine_balance.py)
 def test_engine_balance_json_contract_as_script(tmp_path):
     """One crank-train topology (three 4-cylinder layouts share one compilation)."""
     fig = tmp_path / "fig.png"

@@ -26,7 +26,9 @@ for k, cell in enumerate(json.load(open(path))["cells"]):
 """
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[os.path.basename(p) for p in NOTEBOOKS])
+# rl.ipynb (~55 s on 2 cores) is slow: the RL environments run in tests/test_envs.py
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if os.path.basename(p) == "rl.ipynb" else p
+                                  for p in NOTEBOOKS], ids=[os.path.basename(p) for p in NOTEBOOKS])
 def test_notebook_runs(path):
     env = dict(os.environ, MPLBACKEND="Agg")
     r = subprocess.run([sys.executable, "-c", RUNNER, path], capture_output=True, text=True,

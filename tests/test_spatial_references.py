@@ -78,6 +78,7 @@ def test_heavy_top_nutation_bounds_period_precession():
     assert float(traj.energy_drift()) < 1e-9
 
 
+@pytest.mark.slow  # (~80 s, 20000 steps; Bricard through its redundant row in the default run: test_formulations.py)
 def test_bricard_dof_redundancy_and_P3():
     """Bricard's linkage: dof 1, one redundant row, simulated through it (regularised
     Schur complement, no failed status); P3 against the reference's Kane solution."""
