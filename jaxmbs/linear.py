@@ -50,7 +50,7 @@ from . import status as st
 from ._tree import pytree_dataclass, static_field
 from .core import families as F
 from .dynamics import accelerations
-from .equations import constraint_terms, generalized_forces
+from .equations import constraint_terms, generalized_forces, mass_matrix
 from .saddle import SchurCholesky
 from .simulate import _is_tracer
 
@@ -360,11 +360,13 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
     (jit / vmap): per-member `status`.
     Returns an `EquilibriumResult` with the reduced stiffness's eigenvalues and stability.
     With non-conservative forces that depend on q (follower loads on beams,
-    `add_node_load(..., follower=True)`) the tangent stiffness is not symmetric: `stiffness`
-    and `stable` see its symmetric part only and can misjudge stability both ways (Beck's
-    column at P = 15 EI/L^2, 4 elements: stable by its eigenvalues, `stable` False; flutter
-    is invisible to them); judge stability by the eigenvalues of `linearize` there
-    (examples/beck_column.py).
+    `add_node_load(..., follower=True)`) the tangent stiffness K is not symmetric:
+    `stiffness` and `neutral` describe its symmetric part only, and `stable` follows
+    Ziegler's kinetic criterion instead: every eigenvalue omega^2 of M_r^-1 K_r on the
+    tangent space of the constraints real and positive (a complex pair is flutter, a
+    negative one divergence; Beck's column: stable below 20.05 EI/L^2, flutter above).
+    It is the undamped criterion: damping can lower the flutter load (Ziegler's paradox),
+    so with damping judge by the eigenvalues of `linearize` (examples/beck_column.py).
     """
     q = jnp.asarray(q_guess)
     if not jnp.issubdtype(q.dtype, jnp.floating):
@@ -389,6 +391,31 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
             "Give a guess nearer an equilibrium, or check that one exists (a mechanism "
             "driven by a constant load with no restoring force has none).")
     return res
+
+
+def _circulatory(K):
+    """True when the tangent stiffness K (n, n) has a non-symmetric part above round-off
+    (1e-9 of its largest entry): position-dependent non-conservative forces."""
+    K = jax.lax.stop_gradient(K)
+    return jnp.max(jnp.abs(K - K.T)) > 1e-9 * jnp.maximum(jnp.max(jnp.abs(K)), jnp.finfo(K.dtype).tiny)
+
+
+def _kinetic_stable(K, M, P, rank):
+    """Ziegler's kinetic criterion for an undamped system with circulatory forces: on the
+    tangent space of the position constraints (orthonormal basis N from the projector P
+    (n, n), None without constraints; `rank` constraint rows), every eigenvalue s = omega^2
+    of M_r^-1 K_r (K_r = N^T K N, M_r = N^T M N) real and positive: small oscillations
+    about the equilibrium. A complex pair is flutter, a negative real s divergence. K and
+    M are in the velocity-space chart of `mech.retract`; the eigenvalues carry no
+    derivatives (stop_gradient). Massless coordinates make M_r singular: not stable."""
+    K = jax.lax.stop_gradient(K)
+    Md = jax.lax.stop_gradient(M.dense())
+    if P is not None:
+        N = jnp.linalg.eigh(jax.lax.stop_gradient(P))[1][:, rank:]  # eigenvalues 0 (rank), then 1
+        K, Md = N.T @ K @ N, N.T @ Md @ N
+    s = jnp.linalg.eigvals(jnp.linalg.solve(0.5 * (Md + Md.T), K))
+    tol = jnp.finfo(K.dtype).eps ** 0.5 * jnp.max(jnp.abs(s))
+    return jnp.all(jnp.isfinite(s)) & jnp.all(jnp.abs(jnp.imag(s)) <= tol) & jnp.all(jnp.real(s) > tol)
 
 
 def _lm_solve(K, r):
@@ -441,8 +468,8 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
     ok = ok & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(lam))
     # reduced tangent stiffness: -d(Q - jac^T lam)/dx on the tangent space of Phi_h = 0,
     # as the eigenvalues of P K P + c (I - P) without the r eigenvalues equal to c
-    K = -jax.jacfwd(lambda dx: resid(mech.retract(q, dx), lam)[:nv])(zv)
-    K = 0.5 * (K + K.T)
+    Kfull = -jax.jacfwd(lambda dx: resid(mech.retract(q, dx), lam)[:nv])(zv)
+    K = 0.5 * (Kfull + Kfull.T)
     if len(h):
         Jh = jac[h]
         G = Jh @ Jh.T
@@ -452,10 +479,15 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
         c = -(2.0 * jnp.sqrt(jnp.sum(K * K)) + 1.0)
         ev = jnp.linalg.eigvalsh(P @ K @ P + c * (jnp.eye(nv, dtype=q.dtype) - P))[rank:]
     else:
+        P = None
         ev = jnp.linalg.eigvalsh(K)
     scale = jnp.max(jnp.abs(ev)) if ev.shape[0] else jnp.zeros((), q.dtype)
     stable = jnp.all(ev > 1e-9 * scale) & (scale > 0) if ev.shape[0] else jnp.ones((), bool)
     neutral = jnp.sum(jnp.abs(ev) <= 1e-9 * scale).astype(jnp.int32)
+    if nv > rank:
+        # circulatory (non-symmetric) stiffness, e.g. follower loads: the kinetic criterion
+        stable = jnp.where(_circulatory(Kfull), _kinetic_stable(Kfull, mass_matrix(mech, params, q), P, rank),
+                           stable)
     status = jnp.where(ok, st.OK, st.NEWTON_FAILED).astype(jnp.int32)
     return EquilibriumResult(q, lam, ev, stable, neutral, fres, res, status)
 

@@ -199,6 +199,36 @@ def test_beck_column_flutters_at_20_05_and_the_dead_load_buckles_at_euler():
     assert r["dead_onset_imag"] == 0.0, r
 
 
+def test_equilibrium_stable_follows_the_kinetic_criterion_under_follower_loads():
+    """equilibrium's `stable` on Beck's column (4 elements) agrees with the eigenvalues of
+    `linearize` (the example's growth function, the independent oracle): follower force
+    15 EI/L^2 stable (the symmetric part of K alone, which the static criterion saw,
+    called it unstable: it is below Euler's 2.47 only in its symmetric part), 25 EI/L^2
+    flutter; dead load 2.0 stable, 3.0 divergence (conservative: the static criterion)."""
+    mech, params, q0, _ = BC.build(4)
+    growth = BC.growth_function(4)
+
+    @jax.jit
+    def stable(Pf, Pd):
+        p = mech.replace(params, {"follower.force": jnp.stack([-Pf, 0.0 * Pf]),
+                                  "dead.force": jnp.stack([-Pd, 0.0 * Pd])})
+        eq = jaxmbs.equilibrium(mech, p, q0, tol=1e-8, iterations=12, check=False)
+        return eq.stable, eq.status, eq.stiffness
+
+    for Pf, Pd, expect in [(15.0, 0.0, True), (25.0, 0.0, False), (0.0, 2.0, True), (0.0, 3.0, False)]:
+        ok, status, ev = stable(Pf, Pd)
+        re, im, s2 = growth(Pf, Pd)
+        assert int(status) == 0 and int(s2) == 0
+        assert bool(ok) == expect, (Pf, Pd)
+        assert (float(re) <= BC.GROWTH_TOL) == expect, (Pf, Pd, float(re))  # the oracle agrees
+        if Pf == 15.0:
+            assert float(ev[0]) < 0  # the symmetric part alone is indefinite there
+        if Pf == 25.0:
+            assert float(im) > 1.0  # flutter: a complex pair, not divergence
+        if Pd == 3.0:
+            assert float(im) == 0.0 and float(ev[0]) < 0  # divergence, seen by both criteria
+
+
 @pytest.mark.slow
 def test_beck_column_example_mesh_convergence(capsys):
     """examples/beck_column.py --elements 4 8 16 --json: every mesh within 0.5 % of
