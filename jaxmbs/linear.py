@@ -341,7 +341,7 @@ class EquilibriumResult:
 
 
 # ------------------------------------------------------------------------ equilibrium
-def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-10,
+def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=None,
                 check=True) -> EquilibriumResult:
     """Static equilibrium under gravity, springs and loads, by Newton's method on the
     constrained statics Q(q, 0, t, u) - Phi_q(q)^T lam = 0, Phi(q, t) = 0 (q and the
@@ -355,7 +355,8 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
     continuum, e.g. a vehicle anywhere on flat ground, are handled).
     u: (n_controls,) control inputs held constant; t: time (s) of driven constraints.
     tol: convergence tolerance on max|Phi| relative to 1 + max|q| and on the force
-    residual relative to 1 + the largest generalised force.
+    residual relative to 1 + the largest generalised force; default max(1e-10, 100 eps)
+    for q's dtype (1e-10 in float64, 1.2e-5 in float32).
     check: with concrete inputs, raise ValueError when Newton does not converge. Traced
     (jit / vmap): per-member `status`.
     Returns an `EquilibriumResult` with the reduced stiffness's eigenvalues and stability.
@@ -381,6 +382,8 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
     else:
         J = np.asarray(constraint_terms(mech, params, q, jnp.zeros((mech.n_vel,), q.dtype), t).jac)[h]
         rank = int(np.linalg.matrix_rank(J, tol=1e-9 * max(np.abs(J).max(), 1e-300) * max(J.shape)))
+    if tol is None:
+        tol = max(1e-10, 100.0 * float(jnp.finfo(q.dtype).eps))
     res = _equilibrium_jit(mech, params, q, uu, t, iterations=int(iterations), tol=float(tol),
                            rank=rank)
     if check and not traced and int(res.status) != 0:
@@ -394,10 +397,12 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=1e-1
 
 
 def _circulatory(K):
-    """True when the tangent stiffness K (n, n) has a non-symmetric part above round-off
-    (1e-9 of its largest entry): position-dependent non-conservative forces."""
+    """True when the tangent stiffness K (n, n) has a non-symmetric part above what the
+    equilibrium's residual forces leave (max(1e-9, 1000 eps) of its largest entry: 1e-9 in
+    float64, 1.2e-4 in float32): position-dependent non-conservative forces."""
     K = jax.lax.stop_gradient(K)
-    return jnp.max(jnp.abs(K - K.T)) > 1e-9 * jnp.maximum(jnp.max(jnp.abs(K)), jnp.finfo(K.dtype).tiny)
+    rel = max(1e-9, 1e3 * float(jnp.finfo(K.dtype).eps))
+    return jnp.max(jnp.abs(K - K.T)) > rel * jnp.maximum(jnp.max(jnp.abs(K)), jnp.finfo(K.dtype).tiny)
 
 
 def _kinetic_stable(K, M, P, rank):

@@ -271,6 +271,28 @@ def test_float32():
     np.testing.assert_allclose(np.abs(lam), ref.compound_pendulum_omega(2.0, 0.05, 0.3), rtol=1e-5)
 
 
+def test_float32_equilibrium_default_tolerance_and_stability():
+    """In float32 the default tol (100 eps = 1.2e-5) converges where 1e-10 cannot, and
+    `stable` stays the static criterion (the round-off asymmetry of K is not taken for
+    circulatory forces): a spatial pendulum on a revolute joint, hanging and upright."""
+    for hang in (True, False):
+        m = mb.SpatialModel(gravity=(0.0, 0.0, -G))
+        m.add_body("b", mass=1.0, inertia=(0.1, 0.2, 0.3), position=(0.3, 0.0, -1.0 if hang else 1.0),
+                   orientation=(np.cos(0.2), np.sin(0.2), 0.0, 0.0))
+        m.add_revolute("O", "ground", "b", at=(0, 0, 0), axis=(0, 1, 0))
+        mech, p, q0, _ = m.build()
+        f32 = lambda a: jnp.asarray(a, jnp.float32)  # noqa: E731
+        eq = mb.equilibrium(mech, jax.tree_util.tree_map(f32, p), f32(q0))
+        eq64 = mb.equilibrium(mech, p, q0)
+        assert eq.q.dtype == jnp.float32 and int(eq.status) == 0
+        assert bool(eq.stable) == hang == bool(eq64.stable)
+        # m g d about the pin (d = |CG - pin| = sqrt(0.3^2 + 1), the CG at the reference point),
+        # per unit velocity-space vector (w, w x r): |(1, d)|^2 = 1 + d^2
+        d = np.hypot(0.3, 1.0)
+        np.testing.assert_allclose(float(eq.stiffness[0]), float(eq64.stiffness[0]), rtol=1e-5)
+        assert float(eq64.stiffness[0]) == pytest.approx((1 if hang else -1) * G * d / (1 + d * d), rel=1e-10)
+
+
 # ------------------------------------------------------------------------ bad input
 def test_bad_input_and_per_member_status():
     mech, p, q0, _ = double_pendulum()
