@@ -5,6 +5,8 @@
     python benchmarks/formulations.py --no-run --write      # re-render from the JSON
     python benchmarks/formulations.py --problems bricard --solvers nullspace --integrators rk4 --merge --write
                                           # rerun some rows only, the problem's others kept
+    python benchmarks/formulations.py --timing 20 --problems chain,four_bar --batch 1024
+                                          # time every row at batch 1024 over 20 steps (one run)
 
 Every row is one compiled program: `jax.jit(jax.vmap(...))` of the fixed-step loop of
 benchmarks/fixed_steps.py (the physics step `jaxmbs.simulate` runs, `jaxmbs.dynamics.step`,
@@ -282,6 +284,22 @@ def run_one(P, solver_name, integrator, stabilizer, Q, V, n_save=10):
                 compile_s=compile_s, run_s=wall)
 
 
+def time_one(P, solver_name, integrator, stabilizer, Q, V, steps, repeats=3):
+    """Wall time per member-step (us) of `steps` fixed steps over the batch (Q, V): one
+    compiled `jit(vmap(...))` program as in `run_one`, the median of `repeats` runs after
+    the compilation (which is not counted)."""
+    mech, params, dt = P["mech"], P["params"], P["dt"]
+    kw = dict(integrator=integrator, stabilizer=stabilizer, solver=FORMULATIONS[solver_name](), n_save=1)
+    f = jax.jit(jax.vmap(lambda q, v: run_fixed_unjitted(mech, params, q, v, dt, steps, **kw)))
+    compiled = f.lower(Q, V).compile()
+    walls = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready(compiled(Q, V))
+        walls.append(time.perf_counter() - t0)
+    return 1e6 * float(np.median(walls)) / (steps * Q.shape[0])
+
+
 def markdown(res):
     L = [BEGIN, "## 9. Formulations and integrators (issue 17)", "",
          "Every formulation (`solver=`) with RK4 + Projection() and with RATTLE, and the index-3 "
@@ -297,16 +315,28 @@ def markdown(res):
          "ENERGY check of `simulate`). us/step: wall time of the batch run per member-step "
          f"on this machine ({res['machine']}, shared with other jobs: load average 3.5-6 during the runs), comparative only; "
          "compile times are not included.", ""]
+    timing = res.get("timing")
+    if timing:
+        L += [f"us/step, batch {timing['batch']}: the time per member-step of a batch of {timing['batch']} "
+              f"perturbed members over {timing['steps']} steps (median of 3 runs of one compiled program, "
+              f"compilation not counted), all rows in one run ({timing['date']}, {timing['machine']}, "
+              "nothing else running on the machine); the us/step column beside it is that of the row's "
+              "own run at the batch the problem states.", ""]
     for key, p in res["problems"].items():
         a, b = p.get("perturb", (1e-2, 5e-2))
+        t_head, t_rule = (f" us/step, batch {timing['batch']} |", "---|") if timing else ("", "")
         L += [f"**{p['name']}** (dt {p['dt']:g} s, {p['steps']} steps, batch {p['batch']}, perturbation a = {a:g}, "
               f"b = {b:g}; reference: {p['ref']})", "",
-              "| formulation | integrator | error at T | constraint drift | energy drift | us/step | failure rate | status |",
-              "|---|---|---|---|---|---|---|---|"]
+              f"| formulation | integrator | error at T | constraint drift | energy drift | us/step |{t_head} "
+              "failure rate | status |",
+              f"|---|---|---|---|---|---|{t_rule}---|---|"]
         for r in p["rows"]:
             batch = f" (batch {r['batch']})" if r.get("batch", p["batch"]) != p["batch"] else ""
+            t_cell = ""
+            if timing:
+                t_cell = f" {r['us_per_step_timing']:.3g} |" if r.get("us_per_step_timing") else " - |"
             L.append(f"| {r['solver']} | {r['integrator']}{batch} | {r['error']:.1e} | {r['constraint_drift']:.1e} | "
-                     f"{r['energy_drift']:.1e} | {r['us_per_step']:.3g} | {100 * r['failure_rate']:.1f} % | "
+                     f"{r['energy_drift']:.1e} | {r['us_per_step']:.3g} |{t_cell} {100 * r['failure_rate']:.1f} % | "
                      f"{r['status']} |")
         if p.get("note"):
             L += ["", p["note"]]
@@ -336,6 +366,36 @@ def write_section(md, path=md_sections.VALIDATION_MD):
     md_sections.write_section(md, BEGIN, END, path)
 
 
+def timing_run(a):
+    """`--timing STEPS`: the time per member-step at batch --batch of every row of the
+    problems named, in one run, stored in the JSON as each row's us_per_step_timing."""
+    import datetime
+    import platform
+    with open(a.json) as fh:
+        res = json.load(fh)
+    res["timing"] = dict(batch=a.batch, steps=a.timing, date=datetime.date.today().isoformat(),
+                         machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+                                 f"jax {jax.__version__}")
+    for key in a.problems.split(","):
+        if key not in res["problems"]:
+            continue
+        P = PROBLEMS[key]()
+        Q, V, _ = perturbed_states(P, a.batch)
+        known = {(r["solver"], r["integrator"]): r for r in res["problems"][key]["rows"]}
+        for s, iname, integ, stab in combos(a.solvers.split(","), a.integrators.split(","), P.get("linear", "lu"),
+                                            a.rattle_solvers.split(",")):
+            row = known.get((s, iname))
+            if row is None:
+                continue
+            t0 = time.perf_counter()
+            row["us_per_step_timing"] = time_one(P, s, integ, stab, Q, V, a.timing)
+            print(f"[{key}] {s:22s} {iname:40s} {row['us_per_step_timing']:.3g} us/step at batch {a.batch} "
+                  f"({time.perf_counter() - t0:.0f} s)", flush=True)
+            with open(a.json, "w") as fh:
+                json.dump(res, fh, indent=1)
+    return res
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="replace the section in VALIDATION.md")
@@ -351,6 +411,9 @@ def main(argv=None):
     ap.add_argument("--note", action="append", default=[], metavar="KEY=TEXT",
                     help="set the note printed under problem KEY's table ('_': under the section; "
                          "empty TEXT removes it); stored in the JSON")
+    ap.add_argument("--timing", type=int, default=0, metavar="STEPS",
+                    help="instead of the rows: time every existing row of --problems at --batch members "
+                         "over STEPS steps and store it in the JSON beside the row (us_per_step_timing)")
     ap.add_argument("--no-run", action="store_true",
                     help="render the section from the JSON of an earlier run (with --write)")
     a = ap.parse_args(argv)
@@ -366,6 +429,8 @@ def main(argv=None):
         if a.write:
             write_section(md)
         return res
+    if a.timing:
+        return timing_run(a)
     t_start = time.perf_counter()
     import platform
     res = dict(machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, jax {jax.__version__}",

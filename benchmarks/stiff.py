@@ -2,7 +2,8 @@
 stiff problems (issue 17: "the stiff integrator runs the bouncing ball / quarter car with a
 step at least 10x larger than RK4 needs, at the same accuracy").
 
-    python benchmarks/stiff.py [--problems chain,quarter_car,ball] [--json PATH]
+    python benchmarks/stiff.py [--problems chain,quarter_car,quarter_car_spin,quarter_car_spin_001,ball]
+                               [--json PATH]
 
 Accuracy requirement (fixed before any measurement, the same rule for every problem and
 integrator): the quantity of interest q(t) -- the coordinate named per problem -- sampled
@@ -31,6 +32,14 @@ Problems:
   Lankarani-Nikravesh damping and regularised friction, sampled sinusoidal road);
   quantity: sprung-mass heave (body.y); 2 s, C = 0.04 s; reference: DormandPrince5
   (rtol 1e-12, atol 1e-14) + Projection.
+* quarter_car_spin / quarter_car_spin_001: the same quarter car (friction regularised at
+  v_eps = 0.1 m/s as in the example, and at 0.01 m/s) with two quantities, the heave and the
+  wheel's spin rate, each within 1 % of its own range. The friction's regularisation is
+  the stiff part: it acts on the spin with the rate mu F_n r^2 / (J v_eps) (1.5e3 and
+  1.5e4 1/s), which bounds explicit steps (RK4: h < 2.8 / rate). The heave alone does not
+  show it: the friction force is horizontal and the body's x is driven, so an explicit
+  method's unstable spin (a bounded chatter of the saturated tanh) leaves the heave
+  accurate. Steps down to C / 800.
 * ball: a 1 kg particle carrying a 0.1 m circle dropped from 1 m onto the floor line,
   Hertz contact k = 1e6 N/m^1.5 with Lankarani-Nikravesh damping for restitution 0.8 at
   the 4.2 m/s impact speed; quantity: height (ball.y); 2 s, C = 0.02 s; reference: an
@@ -95,6 +104,38 @@ def _dopri_reference(mech, params, q, v, T, C, index):
     return np.asarray(tr.q[1:, index]), int(tr.n_steps)
 
 
+def quarter_car_spin_problem(slip_velocity, speed=10.0, reference_rtol=1e-12):
+    """The quarter car with two quantities: the sprung-mass heave and the wheel's spin rate,
+    each within REL_TOL of its own range. The spin is what the friction regularisation
+    acts on: its stiffness mu F_n r^2 / (J v_eps) (1.5e3 1/s at v_eps = 0.1 m/s, 1.5e4 at
+    0.01) bounds explicit steps, and the heave alone does not see an unstable spin (the
+    friction force is horizontal and the body's x is driven)."""
+    import bumpy_road as br
+    T, C = 2.0, 0.04
+    mech, params, q, v = br.build(speed=speed, road_length=speed * T + 10.0, slip_velocity=slip_velocity)
+    i = mech.coordinate_index("body.y")
+    iw = mech.coordinate_index("wheel.theta")  # (a planar body: its v index is its q index)
+    tr = mb.simulate(mech, params, q, v, (0.0, T), C,
+                     integrator=mb.DormandPrince5(rtol=reference_rtol, atol=1e-2 * reference_rtol,
+                                                  max_steps=2_000_000))
+    if int(tr.status) & ~st.ENERGY:
+        raise RuntimeError(f"reference failed: {st.describe(tr.status)}")
+    return dict(name=f"quarter car at {speed:g} m/s, friction regularised at {slip_velocity:g} m/s, heave and spin",
+                mech=mech, params=params, q=q, v=v, T=T, C=C, m_max=800,
+                quantities=[dict(name="sprung-mass heave (m)", space="q", index=i, offset=float(q[i]),
+                                 ref=np.asarray(tr.q[1:, i]) - float(q[i])),
+                            dict(name="wheel spin rate (rad/s)", space="v", index=iw, offset=0.0,
+                                 ref=np.asarray(tr.v[1:, iw]))],
+                quantity="sprung-mass heave (m) and wheel spin rate (rad/s)",
+                reference=f"DormandPrince5 rtol {reference_rtol:g} + Projection ({int(tr.n_steps)} steps)",
+                note=("Added on 2026-11-28, after the heave-only quarter car above had shown RK4 ahead: the "
+                      "heave is blind to the spin, so that table did not test the stiff part. Same 1 % rule; "
+                      "v_eps = 0.1 m/s is the example's value, 0.01 m/s a friction closer to Coulomb's."),
+                stiff=f"friction tanh(v_t / {slip_velocity:g} m/s): mu F_n r^2 / (J v_eps) = "
+                      f"{br.MU * (br.M_BODY + br.M_WHEEL) * br.G * br.RADIUS ** 2 / (br.J_WHEEL * slip_velocity):.2g} 1/s "
+                      "on the spin; tire 200 kN/m (wheel hop 11 Hz)")
+
+
 def quarter_car_problem(speed=10.0):
     import bumpy_road as br
     T, C = 2.0, 0.04
@@ -119,7 +160,17 @@ def ball_problem():
                 stiff="contact ~10 ms")
 
 
-PROBLEMS = {"chain": chain_problem, "quarter_car": quarter_car_problem, "ball": ball_problem}
+PROBLEMS = {"chain": chain_problem, "quarter_car": quarter_car_problem, "ball": ball_problem,
+            "quarter_car_spin": lambda: quarter_car_spin_problem(0.1),
+            "quarter_car_spin_001": lambda: quarter_car_spin_problem(0.01)}
+
+
+def quantities(P):
+    """The problem's quantities of interest: P["quantities"], or the single one given by
+    P's index / offset / ref (a position coordinate)."""
+    if "quantities" in P:
+        return P["quantities"]
+    return [dict(name=P["quantity"], space="q", index=P["index"], offset=P["offset"], ref=P["ref"])]
 
 
 def integrators(rhos):
@@ -129,19 +180,25 @@ def integrators(rhos):
 
 
 def sweep(P, integrator, stabilizer, grid=None):
-    """Error of the quantity of interest vs the reference at every step of the grid:
-    list of dict(m, dt, error, status) (error inf where the run failed)."""
-    n_check = len(P["ref"])
+    """Error of the quantities of interest vs the reference at every step of the grid:
+    list of dict(m, dt, error, status, errors) (errors: one per quantity; error: that of
+    the single quantity, or with several the largest relative error max_k err_k / range_k;
+    inf where the run failed)."""
+    Qs = quantities(P)
+    n_check = len(Qs[0]["ref"])
     rows = []
-    for m, dt in (grid or step_grid(P["C"])):
-        (qs, _, _), status = run_fixed(P["mech"], P["params"], P["q"], P["v"], jnp.asarray(dt), m,
-                                       integrator=integrator, stabilizer=stabilizer, n_save=n_check)
-        x = np.asarray(qs[:, P["index"]]) - P["offset"]
-        err = float(np.max(np.abs(x - P["ref"])))
+    for m, dt in (grid or step_grid(P["C"], P.get("m_max", M_MAX))):
+        (qs, vs, _), status = run_fixed(P["mech"], P["params"], P["q"], P["v"], jnp.asarray(dt), m,
+                                        integrator=integrator, stabilizer=stabilizer, n_save=n_check)
+        errs = []
+        for Qk in Qs:
+            x = np.asarray((qs if Qk["space"] == "q" else vs)[:, Qk["index"]]) - Qk["offset"]
+            errs.append(float(np.max(np.abs(x - Qk["ref"]))))
         status = int(status)
-        if status or not np.isfinite(err):
-            err = float("inf")
-        rows.append(dict(m=m, dt=dt, error=err, status=status))
+        if status or not np.all(np.isfinite(errs)):
+            errs = [float("inf")] * len(Qs)
+        err = errs[0] if len(Qs) == 1 else max(e / float(np.ptp(Qk["ref"])) for e, Qk in zip(errs, Qs))
+        rows.append(dict(m=m, dt=dt, error=err, status=status, errors=errs))
     return rows
 
 
@@ -157,10 +214,13 @@ def largest_step(rows, tol):
 
 
 def run_problem(P, rhos):
-    ref_range = float(np.max(P["ref"]) - np.min(P["ref"]))
-    tol = REL_TOL * ref_range
+    ranges = [float(np.ptp(Qk["ref"])) for Qk in quantities(P)]
+    relative = len(ranges) > 1  # several quantities: the error is relative to each one's range
+    tol = REL_TOL if relative else REL_TOL * ranges[0]
     out = dict(name=P["name"], T=P["T"], C=P["C"], quantity=P["quantity"], reference=P["reference"],
-               stiff=P["stiff"], range=ref_range, tol=tol, integrators={})
+               stiff=P["stiff"], range=ranges[0], ranges=ranges, relative=relative, tol=tol, integrators={})
+    if P.get("note"):
+        out["note"] = P["note"]
     for name, integ, stab in integrators(rhos):
         t0 = time.perf_counter()
         rows = sweep(P, integ, stab)
@@ -179,27 +239,37 @@ def markdown(res):
     """The stiff-problem tables (largest step, ratio, error-vs-step curves) as markdown
     lines; benchmarks/formulations.py puts them in VALIDATION.md section 9."""
     L = ["### Stiff problems: the largest fixed step at a stated accuracy", "",
-         f"Requirement (fixed before measuring): the quantity of interest within "
-         f"{100 * res['rel_tol']:g} % of the reference's range at every sample t_j = j C; the "
+         f"Requirement (fixed before measuring): the quantity of interest (each of them, where a "
+         f"problem names two) within {100 * res['rel_tol']:g} % of the reference's range at every "
+         "sample t_j = j C; the "
          "largest step is the largest grid step dt = C / m at and below which every grid step "
          "meets it. RK4 with Projection(), generalized-alpha with NoStabilization(). "
          "Generated by `python benchmarks/stiff.py` (benchmarks/results/stiff.json).", ""]
     for key, p in res["problems"].items():
         names = list(p["integrators"])
+        if p.get("relative"):
+            scale = (f"ranges {', '.join(f'{r:.3g}' for r in p['ranges'])}; error: the largest of the "
+                     f"quantities' errors, each relative to its range, tolerance {p['tol']:g}")
+        else:
+            scale = f"range {p['range']:.3g}, tolerance {p['tol']:.2e}"
         L += [f"**{p['name']}**: {p['quantity']}, {p['T']:g} s, C = {p['C']:g} s; stiff part: {p['stiff']}; "
-              f"reference: {p['reference']}; range {p['range']:.3g}, tolerance {p['tol']:.2e}.", "",
+              f"reference: {p['reference']}; {scale}.", "",
               "| integrator | largest step (s) | ratio to RK4 |", "|---|---|---|"]
         for n in names:
             d = p["integrators"][n]
             dt = f"{d['dt_max']:.3g}" if d["dt_max"] else "none on the grid"
             ratio = f"{d['ratio_to_rk4']:.1f}" if d["ratio_to_rk4"] else "-"
             L.append(f"| {n} | {dt} | {ratio} |")
-        L += ["", "max error of the quantity at the samples, by step (inf: the run failed):", "",
+        what = ("largest error of the quantities at the samples, each relative to its range"
+                if p.get("relative") else "max error of the quantity at the samples")
+        L += ["", f"{what}, by step (inf: the run failed):", "",
               "| dt (s) | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
         dts = [r["dt"] for r in p["integrators"][names[0]]["rows"]]
         for k, dt in enumerate(dts):
             errs = [p["integrators"][n]["rows"][k]["error"] for n in names]
             L.append(f"| {dt:.3g} | " + " | ".join(f"{e:.1e}" for e in errs) + " |")
+        if p.get("note"):
+            L += ["", p["note"]]
         L.append("")
     return L
 
@@ -226,7 +296,11 @@ def main(argv=None):
     with open(a.json, "w") as fh:
         json.dump(res, fh, indent=1)
     for key, p in res["problems"].items():
-        print(f"{p['name']}: tol {p['tol']:.2e} ({100 * REL_TOL:g} % of range {p['range']:.3e})")
+        if p.get("relative"):
+            print(f"{p['name']}: each quantity within {100 * REL_TOL:g} % of its range "
+                  f"({', '.join(f'{r:.3e}' for r in p['ranges'])})")
+        else:
+            print(f"{p['name']}: tol {p['tol']:.2e} ({100 * REL_TOL:g} % of range {p['range']:.3e})")
         for name, d in p["integrators"].items():
             ratio = f"{d['ratio_to_rk4']:.1f}x" if d["ratio_to_rk4"] else "-"
             print(f"  {name:32s} largest step {d['dt_max']}  ratio {ratio}")

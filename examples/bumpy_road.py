@@ -53,8 +53,9 @@ def road(x):
     return AMP * ramp * np.sin(2 * np.pi * (x - FLAT) / WAVE)
 
 
-def build(speed=10.0, road_length=100.0):
-    """The quarter car at speed (m/s) in static equilibrium at x = 0."""
+def build(speed=10.0, road_length=100.0, slip_velocity=V_EPS):
+    """The quarter car at speed (m/s) in static equilibrium at x = 0; slip_velocity (m/s):
+    the friction's regularisation velocity v_eps (tanh(v_t / v_eps))."""
     xs = np.arange(-2.0, road_length, 0.1)
     d0 = (M_BODY + M_WHEEL) * G / K_TIRE  # static tire deflection
     yw = RADIUS - d0
@@ -69,7 +70,7 @@ def build(speed=10.0, road_length=100.0):
                  length=GAP + M_BODY * G / K_SUSP)  # compressed by the body's weight
     m.add_circle_terrain_contact("tire", "wheel", RADIUS, xs, road(xs), k=K_TIRE, exponent=1.0,
                                  restitution=0.5, impact_velocity=1.0, friction=MU,
-                                 slip_velocity=V_EPS)
+                                 slip_velocity=slip_velocity)
     return m.build()
 
 

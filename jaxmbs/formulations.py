@@ -362,6 +362,13 @@ def _overdetermined(M, jac, Q, gamma):
 
 
 # ---------------------------------------------------------------------- Udwadia-Kalaba
+def _uk_rtol(dtype):
+    """UdwadiaKalaba's default singular-value cutoff on the row-normalised jac L^-T:
+    eps^(1/3) (6.1e-6 in float64, 4.9e-3 in float32). Below SchurCholesky's eps^(1/4)
+    because UdwadiaKalaba drops a direction's force, not a row (see its docstring)."""
+    return float(np.finfo(dtype).eps) ** (1.0 / 3.0)
+
+
 def _uk_solve(M, jac, Q, gamma, rtol):
     m, n = jac.shape
     if getattr(M, "n_extra", 0):
@@ -372,7 +379,9 @@ def _uk_solve(M, jac, Q, gamma, rtol):
     tri = jax.scipy.linalg.solve_triangular
     a = tri(L.T, tri(L, Q, lower=True), lower=False)  # M^-1 Q
     B = tri(L, jac.T, lower=True).T  # jac L^-T (m, n)
-    # B = D^-1 U S V^T, rows normalised (`_rank_tol`: the Schur solver's test, same metric)
+    # B = D^-1 U S V^T, rows normalised (the metric of `_rank_tol`); default cutoff eps^(1/3)
+    if rtol is None:
+        rtol = _uk_rtol(B.dtype)
     d, U, s, Vt, keep, sinv = _normalized_svd(B, rtol, False)  # U (m, k), s (k,), Vt (k, n)
     y = Vt.T @ (sinv * (U.T @ (d * (gamma - jac @ a))))  # (jac L^-T)^+ (gamma - jac a)
     qdd = a + tri(L.T, y, lower=False)
@@ -391,19 +400,23 @@ class UdwadiaKalaba:
     M^1/2 is the Cholesky factor L (M = L L^T; any factor gives the same qdd), the
     pseudo-inverse comes from the SVD of D jac L^-T (D = diag(1 / |(jac L^-T)_j|): rows of
     unit length in the M^-1 metric, that of SchurCholesky's pivots) with singular values
-    below rtol (default eps^(1/4), 1.2e-4 in float64: SchurCholesky's dependency test,
-    see `_rank_tol`) dropped, so redundant constraints and singular configurations need
-    no special treatment and never give a SINGULAR status (at a singular configuration
-    gamma is met in the least-squares sense). Multipliers: jac^T lam = -M (qdd - a) with
+    below rtol (default eps^(1/3): 6.1e-6 in float64, 4.9e-3 in float32) dropped, so
+    redundant constraints and singular configurations need no special treatment and never
+    give a SINGULAR status (at a singular configuration gamma is met in the least-squares
+    sense). Multipliers: jac^T lam = -M (qdd - a) with
     D^-1 lam of least norm (with redundant rows lam is not unique; jac^T lam is). Cost:
     an n x n Cholesky and an m x n SVD per solve.
 
     The cutoff drops a direction's constraint force, not a row (SchurCholesky keeps its
     other rows exact): an integrator stage within rtol of a singular configuration loses
-    that force for the stage (N-four-bar N = 2 through its dead point: 2 of 256 perturbed
-    members, energy error 1.8e-3; rtol=1e-6 gives 3.5e-9). A smaller rtol must stay above
+    that force for the stage. With SchurCholesky's cutoff eps^(1/4) = 1.2e-4 the N-four-bar
+    N = 2 through its dead point failed on 2 of 256 perturbed members (energy error
+    1.8e-3); with eps^(1/3) on none (VALIDATION.md section 9). The cutoff must stay above
     the singular values that redundant rows get off the manifold, at stage states
-    (Bricard: about 1.6e-2 h^2 for RK4 with step h s), or it locks the mechanism.
+    (Bricard: about 1.6e-2 h^2 for RK4 with step h s, 6.3e-6 at h = 20 ms), or it keeps
+    the spurious row and locks the mechanism. So on redundant mechanisms the default
+    holds for RK4 steps up to about 20 ms; a cutoff rtol holds up to about
+    sqrt(rtol / 1.6e-2) s.
     """
 
     rtol: float | None = None

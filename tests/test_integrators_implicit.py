@@ -366,6 +366,27 @@ def test_stiff_chain_largest_step_ratio():
     assert ga / rk >= 10.0, (ga, rk)
 
 
+def test_quarter_car_friction_largest_step_ratio():
+    """The same criterion on the quarter car of examples/bumpy_road.py with its tire
+    friction regularised at v_eps = 0.01 m/s (benchmarks/stiff.py quarter_car_spin_001):
+    the sprung-mass heave and the wheel's spin rate each within 1 % of their reference
+    ranges at every 0.04 s sample over 2 s. The regularised friction acts on the spin with
+    the rate mu F_n r^2 / (J v_eps) = 1.5e4 1/s: RK4's largest passing step must lie below
+    its stability limit 2.785 / rate, and generalized-alpha's (rho_inf = 0.5) must be at
+    least 10x larger. Reference: DormandPrince5 at rtol 1e-9 (an explicit method, not the
+    one tested), 100x below the tolerance."""
+    S = _stiff_benchmark()
+    Pb = S.quarter_car_spin_problem(0.01, reference_rtol=1e-9)
+    grid = S.step_grid(Pb["C"], m_max=800, n=12)
+    rk = S.largest_step(S.sweep(Pb, mb.RK4(), mb.Projection(), grid), S.REL_TOL)
+    ga = S.largest_step(S.sweep(Pb, GeneralizedAlpha(rho_inf=0.5), NOSTAB, grid), S.REL_TOL)
+    assert rk is not None and ga is not None, (rk, ga)
+    import bumpy_road as br
+    rate = br.MU * (br.M_BODY + br.M_WHEEL) * br.G * br.RADIUS ** 2 / (br.J_WHEEL * 0.01)
+    assert rk <= 2.785 / rate, (rk, 2.785 / rate)
+    assert ga / rk >= 10.0, (ga, rk)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("integrator", [Rattle(), GeneralizedAlpha(rho_inf=0.8)], ids=["rattle", "ga"])
 def test_float32(fourbar_state, integrator):
