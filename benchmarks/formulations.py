@@ -248,16 +248,22 @@ def perturbed_states(P, batch, seed=0):
     return Q, V, np.asarray(s)
 
 
+def _compiled(P, solver_name, integrator, stabilizer, Q, V, stride, n_save):
+    """The row's program, `jit(vmap(...))` of the fixed-step loop over the batch (Q, V),
+    compiled ahead of time."""
+    mech, params, dt = P["mech"], P["params"], P["dt"]
+    kw = dict(integrator=integrator, stabilizer=stabilizer, solver=FORMULATIONS[solver_name](), n_save=n_save)
+    f = jax.jit(jax.vmap(lambda q, v: run_fixed_unjitted(mech, params, q, v, dt, stride, **kw)))
+    return f.lower(Q, V).compile()
+
+
 def run_one(P, solver_name, integrator, stabilizer, Q, V, n_save=10):
     mech, params, T, dt = P["mech"], P["params"], P["T"], P["dt"]
-    solver = FORMULATIONS[solver_name]()
     n = int(round(T / dt))
     stride = n // n_save
     assert stride * n_save == n, (n, n_save)
-    kw = dict(integrator=integrator, stabilizer=stabilizer, solver=solver, n_save=n_save)
-    f = jax.jit(jax.vmap(lambda q, v: run_fixed_unjitted(mech, params, q, v, dt, stride, **kw)))
     t0 = time.perf_counter()
-    compiled = f.lower(Q, V).compile()
+    compiled = _compiled(P, solver_name, integrator, stabilizer, Q, V, stride, n_save)
     compile_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     (qs, vs, ws), status = compiled(Q, V)
@@ -288,10 +294,7 @@ def time_one(P, solver_name, integrator, stabilizer, Q, V, steps, repeats=3):
     """Wall time per member-step (us) of `steps` fixed steps over the batch (Q, V): one
     compiled `jit(vmap(...))` program as in `run_one`, the median of `repeats` runs after
     the compilation (which is not counted)."""
-    mech, params, dt = P["mech"], P["params"], P["dt"]
-    kw = dict(integrator=integrator, stabilizer=stabilizer, solver=FORMULATIONS[solver_name](), n_save=1)
-    f = jax.jit(jax.vmap(lambda q, v: run_fixed_unjitted(mech, params, q, v, dt, steps, **kw)))
-    compiled = f.lower(Q, V).compile()
+    compiled = _compiled(P, solver_name, integrator, stabilizer, Q, V, steps, 1)
     walls = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -96,11 +96,17 @@ def chain_problem():
                 reference="closed-form modal solution", stiff=f"{w[1]:.0f} rad/s spring mode")
 
 
-def _dopri_reference(mech, params, q, v, T, C, index):
+def _dopri_trajectory(mech, params, q, v, T, C, rtol=1e-12):
+    """DormandPrince5 (rtol, atol = rtol / 100) + Projection, saved every C s."""
     tr = mb.simulate(mech, params, q, v, (0.0, T), C,
-                     integrator=mb.DormandPrince5(rtol=1e-12, atol=1e-14, max_steps=2_000_000))
+                     integrator=mb.DormandPrince5(rtol=rtol, atol=1e-2 * rtol, max_steps=2_000_000))
     if int(tr.status) & ~st.ENERGY:
         raise RuntimeError(f"reference failed: {st.describe(tr.status)}")
+    return tr
+
+
+def _dopri_reference(mech, params, q, v, T, C, index):
+    tr = _dopri_trajectory(mech, params, q, v, T, C)
     return np.asarray(tr.q[1:, index]), int(tr.n_steps)
 
 
@@ -115,11 +121,7 @@ def quarter_car_spin_problem(slip_velocity, speed=10.0, reference_rtol=1e-12):
     mech, params, q, v = br.build(speed=speed, road_length=speed * T + 10.0, slip_velocity=slip_velocity)
     i = mech.coordinate_index("body.y")
     iw = mech.coordinate_index("wheel.theta")  # (a planar body: its v index is its q index)
-    tr = mb.simulate(mech, params, q, v, (0.0, T), C,
-                     integrator=mb.DormandPrince5(rtol=reference_rtol, atol=1e-2 * reference_rtol,
-                                                  max_steps=2_000_000))
-    if int(tr.status) & ~st.ENERGY:
-        raise RuntimeError(f"reference failed: {st.describe(tr.status)}")
+    tr = _dopri_trajectory(mech, params, q, v, T, C, reference_rtol)
     return dict(name=f"quarter car at {speed:g} m/s, friction regularised at {slip_velocity:g} m/s, heave and spin",
                 mech=mech, params=params, q=q, v=v, T=T, C=C, m_max=800,
                 quantities=[dict(name="sprung-mass heave (m)", space="q", index=i, offset=float(q[i]),
@@ -132,7 +134,7 @@ def quarter_car_spin_problem(slip_velocity, speed=10.0, reference_rtol=1e-12):
                       "heave is blind to the spin, so that table did not test the stiff part. Same 1 % rule; "
                       "v_eps = 0.1 m/s is the example's value, 0.01 m/s a friction closer to Coulomb's."),
                 stiff=f"friction tanh(v_t / {slip_velocity:g} m/s): mu F_n r^2 / (J v_eps) = "
-                      f"{br.MU * (br.M_BODY + br.M_WHEEL) * br.G * br.RADIUS ** 2 / (br.J_WHEEL * slip_velocity):.2g} 1/s "
+                      f"{br.friction_rate(slip_velocity):.2g} 1/s "
                       "on the spin; tire 200 kN/m (wheel hop 11 Hz)")
 
 

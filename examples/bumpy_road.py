@@ -46,6 +46,12 @@ AMP, WAVE, FLAT = 0.02, 2.0, 2.0  # road amplitude, wavelength, flat run-in (m)
 GAP = 0.5  # m, wheel centre to sprung-mass reference point
 
 
+def friction_rate(slip_velocity=V_EPS):
+    """Rate (1/s) of the regularised tire friction on the wheel's spin at the static load:
+    mu F_n r^2 / (J v_eps). Explicit steps need h rate below their stability bound (RK4: 2.785)."""
+    return MU * (M_BODY + M_WHEEL) * G * RADIUS ** 2 / (J_WHEEL * slip_velocity)
+
+
 def road(x):
     """Road height (m) at x (m): flat, then a sinusoid faded in over one wavelength."""
     s = np.clip((x - FLAT) / WAVE, 0.0, 1.0)

@@ -382,7 +382,7 @@ def test_quarter_car_friction_largest_step_ratio():
     ga = S.largest_step(S.sweep(Pb, GeneralizedAlpha(rho_inf=0.5), NOSTAB, grid), S.REL_TOL)
     assert rk is not None and ga is not None, (rk, ga)
     import bumpy_road as br
-    rate = br.MU * (br.M_BODY + br.M_WHEEL) * br.G * br.RADIUS ** 2 / (br.J_WHEEL * 0.01)
+    rate = br.friction_rate(0.01)
     assert rk <= 2.785 / rate, (rk, 2.785 / rate)
     assert ga / rk >= 10.0, (ga, rk)
 
