@@ -62,19 +62,6 @@ def slider_crank(omega=OMEGA):
     return m.build()
 
 
-def _lapack_safe_chunk(n):
-    """Largest number of batch members whose n x n LAPACK solves jaxlib runs inline.
-
-    jaxlib 0.10.x splits a batched LAPACK call (getrf, potrf, ...) across XLA's CPU
-    intra-op thread pool once batch * n^3 >= 200000, and the calling pool thread then
-    blocks until the pieces finish; when the program runs as many such calls at once as
-    the pool has threads, every thread waits and the process deadlocks (nondeterministically,
-    more often on few cores). `jaxmbs.kinematics` and `assemble` solve n x n systems per
-    member, so the demo maps over the batch in chunks that stay below the threshold.
-    """
-    return max(1, 199_999 // max(n, 1) ** 3)
-
-
 def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
     """Run the Monte-Carlo inverse-dynamics demo; returns the summary dict.
 
@@ -114,8 +101,12 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
         inv = jaxmbs.inverse_dynamics(mech, p, asm.q, ts, iterations=5)
         return inv.reactions["motor"]["effort"], asm.status | inv.status
 
-    if jax.default_backend() == "cpu":
-        chunk = min(batch, _lapack_safe_chunk(max(mech.n_coords, mech.n_constraints)))
+    from jaxmbs import _xla
+
+    if jax.default_backend() == "cpu" and _xla.lapack_splits():
+        # jaxlib 0.10-0.11 can deadlock on batched LAPACK calls (jaxmbs/_xla.py): the
+        # kinematics / assembly solves of n x n systems per member go in small groups
+        chunk = min(batch, _xla.lapack_safe_chunk(max(mech.n_coords, mech.n_constraints) ** 3))
         run = jax.jit(lambda xs: jax.lax.map(member, xs, batch_size=chunk))
     else:
         chunk = batch

@@ -635,7 +635,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     function is part of the options: pass the same function object to reuse the program.
 
     vectorize: how the batch is vectorised; the results agree to round-off.
-      "vmap": `jax.vmap` of `simulate` (batch-major arrays).
+      "vmap": `jax.vmap` of `simulate` (batch-major arrays). On jaxlib 0.10.0-0.11.x and the
+        CPU, a member program with LAPACK calls (solvers other than SchurCholesky, the
+        implicit integrators) runs in groups of members small enough that no batched LAPACK
+        call is split over XLA's thread pool, where it can deadlock (`jaxmbs/_xla.py`);
+        warns once.
       "elementwise": the batch-minor path, fixed-step integrators only. Every value of
         one member's fixed step gets the batch as its last, contiguous axis: mechanisms of
         up to EW_MAX_COORDS coordinates with a dense saddle solve are written out scalar by
@@ -909,10 +913,51 @@ def _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis
     ctrl_fn = kwargs.pop("controls", None)
     fn = lambda p, q, v, c: simulate(mech, p, q, v, t_span, dt, t_offset=t_offset,
                                      controls=c if c is not None else ctrl_fn, **kwargs)
-    if ctrl_arr is None or jnp.ndim(ctrl_arr) == 2:
-        return jax.vmap(lambda p, q, v: fn(p, q, v, ctrl_arr),
-                        in_axes=(params_axis, state_axis, state_axis))(params, q0, v0)
-    return jax.vmap(fn, in_axes=(params_axis, state_axis, state_axis, 0))(params, q0, v0, ctrl_arr)
+    c_axis = None if ctrl_arr is None or jnp.ndim(ctrl_arr) == 2 else 0
+    axes = (params_axis, state_axis, state_axis, c_axis)
+    args = (params, q0, v0, ctrl_arr)
+    chunk = _lapack_chunk(fn, axes, args)
+    if chunk is None:
+        return jax.vmap(fn, in_axes=axes)(*args)
+    # jaxlib 0.10-0.11 on the CPU (jaxmbs/_xla.py): groups of `chunk` members, one after the
+    # other, so that no batched LAPACK call is split over the thread pool (deadlock)
+    leaves, tree = jax.tree_util.tree_flatten(args, is_leaf=lambda a: a is None)
+    axes_full = jax.tree_util.tree_leaves(
+        tuple(_axes_tree(a, x) if x is not None else None for a, x in zip(axes, args)),
+        is_leaf=lambda a: a is None)
+    mapped = [x for x, a in zip(leaves, axes_full) if a == 0]
+
+    def member(xs):
+        it = iter(xs)
+        full = [next(it) if a == 0 else x for x, a in zip(leaves, axes_full)]
+        return fn(*jax.tree_util.tree_unflatten(tree, full))
+
+    return jax.lax.map(member, mapped, batch_size=chunk)
+
+
+def _lapack_chunk(fn, axes, args):
+    """None, or the group size for the vmap path on a jaxlib whose batched CPU LAPACK calls
+    can deadlock (`jaxmbs._xla`): only when the member program has LAPACK calls big enough
+    to be split at this batch size. Warns once (throughput drops)."""
+    from . import _xla
+
+    if not _xla.lapack_splits() or jax.default_backend() != "cpu":
+        return None
+    batch = _batch_size(args[0], args[1], axes[0], axes[1])
+
+    def one(x, a):
+        return x if a is None else jax.ShapeDtypeStruct(jnp.shape(x)[1:], jnp.result_type(x))
+
+    member_args = tuple(None if x is None else jax.tree_util.tree_map(one, x, _axes_tree(a, x))
+                        for a, x in zip(axes, args))
+    cost = _xla.lapack_cost(jax.make_jaxpr(fn)(*member_args))
+    if cost == 0 or batch * cost < _xla.LAPACK_MIN_WORK:
+        return None
+    chunk = _xla.lapack_safe_chunk(cost)
+    if chunk >= batch:
+        return None
+    _xla.warn_lapack_chunks(batch, chunk, cost)
+    return chunk
 
 
 def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,

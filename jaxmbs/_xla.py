@@ -1,0 +1,115 @@
+"""jaxlib releases whose batched CPU LAPACK calls can deadlock, and how jaxmbs avoids it
+(version-gated here, in one place).
+
+jaxlib 0.10.0 to 0.11.x split a batched LAPACK call (LU, QR, SVD, eigh, Cholesky, triangular
+solve) over XLA:CPU's intra-op thread pool once batch x cost >= 2e5 flops
+(jaxlib/cpu/lapack_kernels.cc, GetLapackBatchChunkSize / ParallelBatchMap), and the pool
+thread that made the call waits for the pieces. When the program runs as many such calls
+at once as the pool has threads (one per core), every thread waits and the process stops
+for good, with no error and no CPU use. Seen here (jaxlib 0.10.2, 2 cores, gdb: both
+"tf_XLAEigen" threads in LuDecomposition -> ParallelBatchMap -> BlockingCounter::Wait):
+`simulate_batch(..., solver=CoordinatePartitioning(), vectorize="vmap")` of the four-bar at
+batch 1024 hung in every run. Upstream stopped splitting LAPACK calls in open-source builds
+(jax commit 859992407d, 2026-07-21, after jaxlib 0.11.0); jaxlib 0.12 does not hang.
+
+`simulate_batch`'s vmap path therefore runs the batch in groups (`jax.lax.map(...,
+batch_size=)`) small enough that every LAPACK call of the member program stays below the
+split threshold, on those releases and the CPU backend only, and warns once (throughput
+drops; the whole batch at once needs jaxlib >= 0.12). Code that vmaps `jaxmbs.simulate`
+itself is not covered: see README, "Large and long runs".
+"""
+from __future__ import annotations
+
+import re
+import warnings
+
+
+def _version(text: str) -> tuple:
+    return tuple(int(x) for x in re.findall(r"\d+", text)[:3])
+
+
+def jaxlib_version() -> tuple:
+    try:
+        from jaxlib import version as v
+        return _version(v.__version__)
+    except Exception:  # noqa: BLE001  (no jaxlib version: treat as unaffected)
+        return (0, 0, 0)
+
+
+LAPACK_SPLIT = ((0, 10, 0), (0, 12, 0))  # [first, first fixed) releases that split
+LAPACK_MIN_WORK = 200_000  # flops of one call below which jaxlib runs it inline
+LAPACK_PRIMITIVES = ("lu", "qr", "geqrf", "geqp3", "householder_product", "svd", "eigh", "eig",
+                     "cholesky", "triangular_solve", "schur", "hessenberg", "tridiagonal",
+                     "tridiagonal_solve")
+
+
+def lapack_splits(version: tuple | None = None) -> bool:
+    """Whether this jaxlib splits batched CPU LAPACK calls over its thread pool (and can
+    deadlock doing so)."""
+    v = jaxlib_version() if version is None else version
+    return LAPACK_SPLIT[0] <= v < LAPACK_SPLIT[1]
+
+
+def _cost(name: str, shape) -> int:
+    """jaxlib's flop estimate per matrix of one LAPACK primitive on an operand (..., r, c)
+    (the formulas of lapack_kernels.cc, rounded up)."""
+    if len(shape) < 2:
+        return 0
+    r, c = int(shape[-2]), int(shape[-1])
+    k = min(r, c)
+    if name in ("svd", "eig", "schur"):
+        return 10 * r * c * max(k, 1)
+    if name in ("eigh", "hessenberg", "tridiagonal"):
+        return 5 * c * c * c
+    if name == "cholesky":
+        return r * r * r // 3 + 1
+    if name in ("triangular_solve", "tridiagonal_solve"):
+        return r * c * max(r, c)
+    return 2 * r * c * max(k, 1)  # lu, qr, geqrf, householder_product
+
+
+def _jaxprs_of(params):
+    for v in params.values():
+        for x in (v if isinstance(v, (tuple, list)) else (v,)):
+            if hasattr(x, "jaxpr") and hasattr(x, "consts"):
+                yield x.jaxpr
+            elif hasattr(x, "eqns"):
+                yield x
+
+
+def lapack_cost(jaxpr) -> int:
+    """The largest per-matrix LAPACK cost (flops, jaxlib's estimate) of any LAPACK primitive
+    in `jaxpr` (a Jaxpr or ClosedJaxpr of ONE batch member, sub-jaxprs included); 0 if none."""
+    jaxpr = getattr(jaxpr, "jaxpr", jaxpr)
+    worst = 0
+    for e in jaxpr.eqns:
+        if e.primitive.name in LAPACK_PRIMITIVES:
+            for v in e.invars:
+                worst = max(worst, _cost(e.primitive.name, getattr(v.aval, "shape", ())))
+        for sub in _jaxprs_of(e.params):
+            worst = max(worst, lapack_cost(sub))
+    return worst
+
+
+def lapack_safe_chunk(cost: int) -> int:
+    """Members per vmapped call that keep a batched LAPACK call of `cost` flops per matrix
+    below jaxlib's splitting threshold (so it runs inline, on the calling thread)."""
+    return max(1, (LAPACK_MIN_WORK - 1) // max(int(cost), 1))
+
+
+_warned_lapack = set()
+
+
+def warn_lapack_chunks(batch: int, chunk: int, cost: int) -> None:
+    key = (batch, chunk)
+    if key in _warned_lapack:
+        return
+    _warned_lapack.add(key)
+    warnings.warn(
+        f"jaxmbs: this jaxlib (0.10.0 to 0.11.x) splits batched LAPACK calls on the CPU over its "
+        f"thread pool, which can deadlock a vmapped simulation (no error, no CPU use). The "
+        f"member program has LAPACK calls of up to {cost} flops per matrix, so simulate_batch "
+        f"runs the batch of {batch} in groups of {chunk} members (each call then runs inline); "
+        f"throughput drops. Upgrade to jaxlib >= 0.12 (Python >= 3.12), or use a solver without "
+        f"LAPACK (the default SchurCholesky), to run the whole batch at once.",
+        RuntimeWarning, stacklevel=4)
