@@ -445,6 +445,8 @@ def main(argv=None):
         res["problems"] = {k: p for k, p in old.items() if "batch" in p}  # (this format only)
         if prev.get("note"):  # (the section's note, '--note _=...')
             res["note"] = prev["note"]
+        if prev.get("timing"):  # (the batch-1024 column's settings, `--timing`)
+            res["timing"] = prev["timing"]
     for key in a.problems.split(","):
         t_p = time.perf_counter()
         P = PROBLEMS[key]()

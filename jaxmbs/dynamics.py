@@ -140,7 +140,13 @@ class StepState(NamedTuple):
 def is_stateful(integrator, solver=None) -> bool:
     """Whether a step with these options carries state between steps (so callers that
     restart every step, like the element-wise batch path, cannot run them exactly)."""
-    return bool(getattr(integrator, "stateful", False) or hasattr(solver, "init_plan"))
+    return bool(getattr(integrator, "stateful", False) or has_plan(solver))
+
+
+def has_plan(solver) -> bool:
+    """Whether `solver` keeps a plan between steps (`init_plan` / `update_plan` / `bind`);
+    a solver may switch it off with a false `plans` attribute."""
+    return hasattr(solver, "init_plan") and bool(getattr(solver, "plans", True))
 
 
 def _u_fn(u):
@@ -155,7 +161,7 @@ def init_state(mech, params, t, y, h, u, *, integrator, stabilizer, solver) -> S
     """The StepState at (t, y = (q, v, w)) before the first step of size h (s)."""
     term = MechanismTerm(mech, params, _u_fn(u), solver, stabilizer)
     plan = None
-    if hasattr(solver, "init_plan"):
+    if has_plan(solver):
         plan = solver.init_plan(constraint_terms(mech, params, y[0], y[1], t).jac)
     return StepState(integrator.init(term, t, y, h), plan)
 

@@ -369,7 +369,7 @@ def _uk_rtol(dtype):
     return float(np.finfo(dtype).eps) ** (1.0 / 3.0)
 
 
-def _uk_solve(M, jac, Q, gamma, rtol):
+def _uk_solve(M, jac, Q, gamma, rtol, rank=None):
     m, n = jac.shape
     if getattr(M, "n_extra", 0):
         Md, Q = augmented_mass(M, jac, Q, gamma)
@@ -383,6 +383,9 @@ def _uk_solve(M, jac, Q, gamma, rtol):
     if rtol is None:
         rtol = _uk_rtol(B.dtype)
     d, U, s, Vt, keep, sinv = _normalized_svd(B, rtol, False)  # U (m, k), s (k,), Vt (k, n)
+    if rank is not None:  # (step_rank: the step start's rank, down to sqrt(eps))
+        keep = keep | ((jnp.arange(s.shape[0]) < rank) & (s > _uk_step_rtol(s.dtype)))
+        sinv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
     y = Vt.T @ (sinv * (U.T @ (d * (gamma - jac @ a))))  # (jac L^-T)^+ (gamma - jac a)
     qdd = a + tri(L.T, y, lower=False)
     # jac^T lam = -M (qdd - a) = -L y, i.e. B^T lam = -y: least-norm D^-1 lam
@@ -417,13 +420,71 @@ class UdwadiaKalaba:
     the spurious row and locks the mechanism. So on redundant mechanisms the default
     holds for RK4 steps up to about 20 ms; a cutoff rtol holds up to about
     sqrt(rtol / 1.6e-2) s.
+
+    step_rank=True (default) keeps the rank between steps (`init_plan` / `update_plan` / `bind`, as
+    CoordinatePartitioning keeps its partition; `jaxmbs.dynamics.step` does it): the number
+    of singular values above sqrt(eps) (1.5e-8) of the row-normalised jac at each step's
+    start, which is on the constraint manifold after projection or an index-3 integrator's
+    Newton solve, so redundant rows show there as singular values at round-off. A stage then
+    keeps that many largest singular values down to sqrt(eps), and any above rtol: near a
+    singular configuration a stage drops a direction's force only where the step's start
+    state is itself within sqrt(eps) of it (instead of rtol), and redundant rows stay
+    dropped. One more m x n SVD per step; the solver then has state between steps (vmap
+    batch path). Without projection (Baumgarte, no stabilisation) the start states are
+    off the manifold by the drift, and redundant rows whose singular value there exceeds
+    sqrt(eps) would be kept: there, or for a stateless solver, step_rank=False (the
+    cutoff rtol alone, at every evaluation). Measured (VALIDATION.md section 9): the
+    N-four-bar N = 2 through its dead point, RK4 + Projection, 1024 perturbed members:
+    1 flagged with step_rank=False, none with True.
     """
 
     rtol: float | None = None
+    step_rank: bool = True
     banded = False
+
+    @property
+    def plans(self):
+        return self.step_rank
 
     def solve(self, M, jac, Q, gamma):
         return _kkt(lambda M_, J, Q_, g: _uk_solve(M_, J, Q_, g, self.rtol), M, jac, Q, gamma)
+
+    # --- step_rank=True: the rank decided at each step's start state ------------------
+    def init_plan(self, jac):
+        """The number of independent constraint directions at the (on-manifold) state of
+        jac: singular values of the row-normalised jac above sqrt(eps) (int32 scalar)."""
+        jac = jax.lax.stop_gradient(_dense_jac(jac))
+        if jac.shape[0] == 0:
+            return jnp.zeros((), jnp.int32)
+        _, _, s, _, _, _ = _normalized_svd(jac, _uk_step_rtol(jac.dtype), False)
+        return jnp.sum(s > _uk_step_rtol(jac.dtype)).astype(jnp.int32)
+
+    def update_plan(self, plan, jac):
+        return self.init_plan(jac)
+
+    def bind(self, plan):
+        return _BoundUK(self, plan)
+
+
+def _uk_step_rtol(dtype):
+    """step_rank's cutoffs: sqrt(eps) (1.5e-8 in float64), both for the rank at a step's
+    start and for the smallest singular value a stage keeps beyond `rtol`."""
+    return float(np.finfo(dtype).eps) ** 0.5
+
+
+class _BoundUK:
+    """UdwadiaKalaba with the rank `plan` ((), int32, traced) decided at the step's start:
+    a stage keeps its `plan` largest singular values down to sqrt(eps), and any above
+    rtol. Not hashable: made inside traced code by `jaxmbs.dynamics.step`."""
+
+    banded = False
+
+    def __init__(self, base, plan):
+        self.base, self.plan = base, plan
+
+    def solve(self, M, jac, Q, gamma):
+        base, plan = self.base, self.plan
+        return _kkt(lambda M_, J, Q_, g: _uk_solve(M_, J, Q_, g, base.rtol, plan), M, jac, Q, gamma)
 
 
 # ----------------------------------------------------------------- augmented Lagrangian

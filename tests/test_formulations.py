@@ -228,7 +228,7 @@ def test_redundant_random_consistent_states():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("formulation", ["nullspace", "udwadia_kalaba"])
+@pytest.mark.parametrize("formulation", ["nullspace", "udwadia_kalaba", "udwadia_kalaba_no_step_rank"])
 def test_bricard_simulation(formulation):
     """Bricard with the default RK4 + Projection of `simulate` for 0.5 s at dt = 2e-3 s:
     status OK throughout and P3 within 1e-10 m of the independent Kane 1-DOF solution
@@ -238,8 +238,9 @@ def test_bricard_simulation(formulation):
     from reference import spatial as R
     mech, params, q0, v0 = P.REDUNDANT["bricard"]()
     T = 0.5
-    tr = mb.simulate(mech, params, q0, v0, (0.0, T), 2e-3, save_every=250,
-                     solver=F.FORMULATIONS[formulation]())
+    solver = (F.UdwadiaKalaba(step_rank=False) if formulation == "udwadia_kalaba_no_step_rank"
+              else F.FORMULATIONS[formulation]())
+    tr = mb.simulate(mech, params, q0, v0, (0.0, T), 2e-3, save_every=250, solver=solver)
     assert int(tr.status) == 0, st.describe(tr.status)
     P3 = R.bricard(np.array([0.0, T]))["P3"][-1]
     err = float(np.max(np.abs(ex.p3(mech, np.asarray(tr.q[-1:]))[0] - P3)))
@@ -362,3 +363,38 @@ def test_partition_kept_and_rechosen():
     tr_b = mb.simulate(mech, params, s0.q, s0.v, (0.0, 0.2), 1e-3, solver=REF, save_every=200)
     assert int(tr_a.status) == 0
     assert _rel(tr_a.q, tr_b.q) < 1e-12 and _rel(tr_a.lam, tr_b.lam) < 1e-10
+
+
+def test_udwadia_kalaba_step_rank(bricard):
+    """UdwadiaKalaba(step_rank=True): the rank kept from the step's start. At Bricard's
+    (on-manifold) initial state the plan is m - 1 (its redundant row); bound to that plan a
+    solve equals the plain one there, and at the off-manifold stage state q0 + h v it keeps
+    the redundant direction dropped (agrees with the plain solve, which drops it by rtol).
+    At a regular state of the four-bar the plan is full and the bound solve equals
+    SchurCholesky to 1e-10. With step_rank=False it has no plan (no state between steps)."""
+    from jaxmbs.dynamics import has_plan, is_stateful
+    sol = F.UdwadiaKalaba(step_rank=True)
+    plain = F.UdwadiaKalaba(step_rank=False)
+    assert has_plan(sol) and has_plan(F.UdwadiaKalaba()) and not has_plan(plain)
+    assert not is_stateful(mb.RK4(), plain) and is_stateful(mb.RK4(), sol)
+    mech, params, q0, v0 = bricard
+    jac = constraint_terms(mech, params, q0, v0, 0.0).jac
+    plan = sol.init_plan(jac)
+    assert int(plan) == mech.n_constraints - 1
+    v = _null_velocity(jac)
+    for q in (q0, mech.normalize(mech.retract(q0, 1e-3 * v))):
+        system = _system(mech, params, q, v, 0.0)
+        qdd_b, _, s_b = sol.bind(plan).solve(*system)
+        qdd_p, _, s_p = plain.solve(*system)
+        assert int(s_b) == 0 == int(s_p)
+        assert _rel(qdd_b, qdd_p) < 1e-12
+    mech, params, q0, v0 = P.MECHANISMS["four_bar"]()
+    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
+    s0 = mb.assemble(mech, params, res.q, jnp.zeros_like(res.q).at[2].set(4.0), fixed=("crank.theta",))
+    jac = constraint_terms(mech, params, s0.q, s0.v, 0.0).jac
+    plan = sol.init_plan(jac)
+    assert int(plan) == mech.n_constraints
+    system = _system(mech, params, s0.q, s0.v, 0.0)
+    qdd_b, lam_b, _ = sol.bind(plan).solve(*system)
+    qdd_r, lam_r, _ = REF.solve(*system)
+    assert _rel(qdd_b, qdd_r) < 1e-10 and _rel(lam_b, lam_r) < 1e-10
