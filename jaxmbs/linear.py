@@ -356,7 +356,9 @@ def equilibrium(mech, params, q_guess, u=None, t=0.0, *, iterations=40, tol=None
     u: (n_controls,) control inputs held constant; t: time (s) of driven constraints.
     tol: convergence tolerance on max|Phi| relative to 1 + max|q| and on the force
     residual relative to 1 + the largest generalised force; default max(1e-10, 100 eps)
-    for q's dtype (1e-10 in float64, 1.2e-5 in float32).
+    for q's dtype (1e-10 in float64, 1.2e-5 in float32). The force test also admits the
+    residual's rounding floor, 16 eps (1 + max|q|) max|K| with K the tangent stiffness
+    (stiff elements: EA / L = 4e6 N/m leaves ~1e-9 N however many iterations run).
     check: with concrete inputs, raise ValueError when Newton does not converge. Traced
     (jit / vmap): per-member `status`.
     Returns an `EquilibriumResult` with the reduced stiffness's eigenvalues and stability.
@@ -468,12 +470,16 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
     f = Q - jac.T @ lam
     fres = jnp.max(jnp.abs(f)) if nv else jnp.zeros((), q.dtype)
     res = jnp.max(jnp.abs(phi)) if len(h) else jnp.zeros((), q.dtype)
-    fscale = 1.0 + jnp.maximum(jnp.max(jnp.abs(Q)), jnp.max(jnp.abs(jac.T @ lam)) if m else 0.0)
-    ok = (res <= tol * (1.0 + jnp.max(jnp.abs(q)))) & (fres <= tol * fscale)
-    ok = ok & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(lam))
     # reduced tangent stiffness: -d(Q - jac^T lam)/dx on the tangent space of Phi_h = 0,
     # as the eigenvalues of P K P + c (I - P) without the r eigenvalues equal to c
     Kfull = -jax.jacfwd(lambda dx: resid(mech.retract(q, dx), lam)[:nv])(zv)
+    fscale = 1.0 + jnp.maximum(jnp.max(jnp.abs(Q)), jnp.max(jnp.abs(jac.T @ lam)) if m else 0.0)
+    # the force residual cannot be resolved below its rounding floor: moving q by one ulp
+    # (eps (1 + max|q|)) changes the forces by that times the stiffness (a stiff beam,
+    # EA / L = 4e6 N/m: ~1e-9 N, above tol * fscale when the net loads are ~1 N)
+    ffloor = 16.0 * jnp.finfo(q.dtype).eps * (1.0 + jnp.max(jnp.abs(q))) * (jnp.max(jnp.abs(Kfull)) if nv else 0.0)
+    ok = (res <= tol * (1.0 + jnp.max(jnp.abs(q)))) & (fres <= tol * fscale + ffloor)
+    ok = ok & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(lam))
     K = 0.5 * (Kfull + Kfull.T)
     if len(h):
         Jh = jac[h]
