@@ -86,12 +86,17 @@ def _rank_tol(rtol, dtype):
     return float(np.sqrt(schur_tol(dtype)))
 
 
+def _row_scale(B):
+    """d (m,) = 1 / |B_j| per row of B (m, k) (1 for a zero row)."""
+    norms = jnp.sqrt(jnp.sum(B * B, axis=1))
+    return 1.0 / jnp.where(norms > 0, norms, 1.0)
+
+
 def _normalized_svd(B, rtol, full_matrices):
     """SVD of the row-normalised B (m, k): B = D^-1 Bn, Bn = D B, D = diag(1 / |B_j|) (1 for
     a zero row). Returns (d (m,), U, s, Vt, keep, sinv): the factors of
     `jnp.linalg.svd(Bn)`, keep = s > `_rank_tol` (rank decision), sinv = 1/s kept, else 0."""
-    norms = jnp.sqrt(jnp.sum(B * B, axis=1))
-    d = 1.0 / jnp.where(norms > 0, norms, 1.0)
+    d = _row_scale(B)
     U, s, Vt = jnp.linalg.svd(d[:, None] * B, full_matrices=full_matrices)
     keep = s > _rank_tol(rtol, s.dtype)
     sinv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
@@ -456,7 +461,7 @@ class UdwadiaKalaba:
         jac = jax.lax.stop_gradient(_dense_jac(jac))
         if jac.shape[0] == 0:
             return jnp.zeros((), jnp.int32)
-        _, _, s, _, _, _ = _normalized_svd(jac, _uk_step_rtol(jac.dtype), False)
+        s = jnp.linalg.svd(_row_scale(jac)[:, None] * jac, compute_uv=False)  # no U, V: cheaper
         return jnp.sum(s > _uk_step_rtol(jac.dtype)).astype(jnp.int32)
 
     def update_plan(self, plan, jac):
