@@ -293,6 +293,28 @@ def test_float32_equilibrium_default_tolerance_and_stability():
         assert float(eq64.stiffness[0]) == pytest.approx((1 if hang else -1) * G * d / (1 + d * d), rel=1e-10)
 
 
+def test_stiff_spring_equilibrium_converges_to_its_rounding_floor():
+    """A 0.1 kg slider hanging on a 1e9 N/m spring of free length 1 m (prismatic along y):
+    y = -(1 + m g / k). Evaluating the spring force at y carries up to k * ulp(1) = 2e-7 N
+    of rounding, far above the force tolerance tol * (1 + max|Q|) = 2e-10 N, so Newton
+    stalls there (before the rounding floor this raised 'did not converge', residual
+    5.2e-8 N after 40 iterations). The floor is 16 eps (1 + max|q|) max|K| = 7e-6 N; y
+    matches the closed form to 2 ulp and the stiffness eigenvalue is k."""
+    m, k = 0.1, 1e9
+    mod = mb.Model(gravity=(0.0, -G))
+    mod.add_body("bob", mass=m, inertia=1e-3, position=(0.0, -1.0))
+    mod.add_prismatic("slide", "ground", "bob", axis=(0.0, 1.0), at=(0.0, -1.0))
+    mod.add_spring("s", "ground", "bob", k=k, length=1.0, at_i=(0.0, 0.0), at_j=(0.0, -1.0))
+    mech, p, q0, _ = mod.build()
+    eq = mb.equilibrium(mech, p, q0)
+    assert int(eq.status) == 0
+    y = float(np.asarray(eq.q)[mech.coordinate_index("bob.y")])
+    assert abs(y + (1.0 + m * G / k)) <= 2 * np.spacing(1.0)
+    floor = 16 * np.finfo(float).eps * 2.0 * k
+    assert float(eq.force_residual) <= floor
+    np.testing.assert_allclose(float(eq.stiffness[0]), k, rtol=1e-9)
+
+
 # ------------------------------------------------------------------------ bad input
 def test_bad_input_and_per_member_status():
     mech, p, q0, _ = double_pendulum()
