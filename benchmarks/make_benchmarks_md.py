@@ -15,6 +15,7 @@ import argparse
 import glob
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -657,9 +658,28 @@ def core_ab_section(results_dir):
     the same harness in one device call (results/accel_ab_core_*_{main,base}.json)."""
     A = _load(os.path.join(results_dir, "accel_ab_core_h200_main.json"))
     B = _load(os.path.join(results_dir, "accel_ab_core_h200_base.json"))
+    C = _load(os.path.join(results_dir, "ab_core_cpu.json"))
+    L = []
+    if C:
+        L += ["## Family core against the planar-only core (CPU, same run)", "",
+              f"`{C['command']}` with `--a` a checkout of 84080f7 (the last commit before the family "
+              f"core) and `--b` this one: every configuration in its own process, A and B "
+              f"alternating round by round, RK4, dt = 1e-3, float64, batch {C.get('batch', 4096)} over "
+              f"the machine's 2 cores, `vectorize='auto'` on both sides (what users get); jax "
+              f"{C['configs'][0]['jax']}; git `{C.get('git', '?')}`; {C.get('date', '?')}; load average "
+              f"at start / end {C['load_start'][0]:.1f} / {C['load_end'][0]:.1f}. Ratio: the median of "
+              "the per-round ratios family / planar-only (above 1: the family core is faster).", "",
+              "| case | stabiliser | family core steps/s | planar-only core steps/s | ratio (rounds) | compile family / planar-only (s) |",
+              "|---|---|---|---|---|---|"]
+        for c in C["configs"]:
+            L.append(f"| {c['case']} | {c['stabilizer']} | {g(statistics.median(c['b']))} | "
+                     f"{g(statistics.median(c['a']))} | **{c['ratio_median']:.3f}** "
+                     f"({', '.join(f'{x:.3f}' for x in c['ratios'])}) | "
+                     f"{statistics.median(c['b_compile_s']):.1f} / {statistics.median(c['a_compile_s']):.1f} |")
+        L.append("")
     if not (A and B):
-        return []
-    L = ["## Family core against the planar-only core (accelerator, same call)", "",
+        return L
+    L += ["## Family core against the planar-only core (accelerator, same call)", "",
          "`python benchmarks/gpu.py --cases double_pendulum slider_crank --batches 65536 1048576 "
          "--dtypes float64 --vectorize vmap`, run twice in one device call on an NVIDIA H200 "
          "(jax 0.11.2): once on this checkout, once with the package of 84080f7 (the last commit "
