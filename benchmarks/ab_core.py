@@ -78,14 +78,11 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
-    def rev(root):
-        r = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-        return r.stdout.strip() or "?"
-
+    from throughput import git_revision
     res = dict(command="python benchmarks/ab_core.py " + " ".join(argv or sys.argv[1:]),
                load_start=os.getloadavg(), configs=[], batch=args.batch, steps=args.steps,
-               vectorize=args.vectorize, git=rev(args.b), git_a=rev(args.a),
-               date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+               vectorize=args.vectorize, cpus=os.cpu_count(), git=git_revision(args.b),
+               git_a=git_revision(args.a), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     for case in args.cases:
         for stab in args.stabilizers:
             A, Bv = [], []

@@ -665,7 +665,7 @@ def core_ab_section(results_dir):
               f"`{C['command']}` with `--a` a checkout of 84080f7 (the last commit before the family "
               f"core) and `--b` this one: every configuration in its own process, A and B "
               f"alternating round by round, RK4, dt = 1e-3, float64, batch {C.get('batch', 4096)} over "
-              f"the machine's 2 cores, `vectorize='auto'` on both sides (what users get); jax "
+              f"{C.get('cpus', '?')} cores, `vectorize='{C.get('vectorize', 'auto')}'` on both sides; jax "
               f"{C['configs'][0]['jax']}; git `{C.get('git', '?')}`; {C.get('date', '?')}; load average "
               f"at start / end {C['load_start'][0]:.1f} / {C['load_end'][0]:.1f}. Ratio: the median of "
               "the per-round ratios family / planar-only (above 1: the family core is faster).", "",

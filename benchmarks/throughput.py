@@ -103,6 +103,19 @@ def n_bodies(case):
 
 
 # ============================================================== machine information
+def git_revision(root):
+    """Short git revision of the checkout at root, with '+uncommitted jaxmbs/ changes' when
+    its package differs from it; None when git cannot tell."""
+    try:
+        rev = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "jaxmbs"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:  # noqa: BLE001
+        return None
+    return (rev + ("+uncommitted jaxmbs/ changes" if dirty else "")) if rev else None
+
+
 def machine_info():
     import jax
 
@@ -133,14 +146,9 @@ def machine_info():
         info["jaxmbs"] = jaxmbs.__version__
     except Exception:  # noqa: BLE001
         pass
-    try:
-        rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--", "jaxmbs"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        info["git"] = rev + ("+uncommitted jaxmbs/ changes" if dirty else "")
-    except Exception:  # noqa: BLE001
-        pass
+    rev = git_revision(ROOT)
+    if rev:
+        info["git"] = rev
     try:
         info["loadavg_start"] = os.getloadavg()
     except OSError:

@@ -477,8 +477,9 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
     # the force residual cannot be resolved below its rounding floor: moving q by one ulp
     # (eps (1 + max|q|)) changes the forces by that times the stiffness (a stiff beam,
     # EA / L = 4e6 N/m: ~1e-9 N, above tol * fscale when the net loads are ~1 N)
-    ffloor = 16.0 * jnp.finfo(q.dtype).eps * (1.0 + jnp.max(jnp.abs(q))) * (jnp.max(jnp.abs(Kfull)) if nv else 0.0)
-    ok = (res <= tol * (1.0 + jnp.max(jnp.abs(q)))) & (fres <= tol * fscale + ffloor)
+    qscale = 1.0 + jnp.max(jnp.abs(q))
+    ffloor = 16.0 * jnp.finfo(q.dtype).eps * qscale * (jnp.max(jnp.abs(Kfull)) if nv else 0.0)
+    ok = (res <= tol * qscale) & (fres <= tol * fscale + ffloor)
     ok = ok & jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(lam))
     K = 0.5 * (Kfull + Kfull.T)
     if len(h):
