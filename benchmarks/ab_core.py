@@ -10,6 +10,12 @@ dt = 1e-3, float64, `Projection()` and `Baumgarte(10)`; compile and one warm-up 
 excluded, median of 3 timed calls. A and B alternate round by round (A B, B A, A B, ...)
 so that load changes on the shared machine hit both; reported per configuration: the
 median steps/s of each side over the rounds and the median of the per-round ratios B/A.
+
+--b-unroll-eqns N sets B's element-wise unroll budget
+(`jaxmbs.experimental.elementwise._interp.UNROLL_MAX_EQNS`, default 2000) to N: with N large
+the RK4 stage loop is written out four times instead of rolled, as the planar-only core's
+smaller programs were; it measures what the rolled loop costs in run time and saves in
+compile time.
 """
 from __future__ import annotations
 
@@ -31,6 +37,9 @@ import jax
 jax.config.update("jax_enable_x64", True)
 import numpy as np
 import jaxmbs as mb
+if %(unroll)r is not None:
+    import jaxmbs.experimental.elementwise._interp as _I
+    _I.UNROLL_MAX_EQNS = %(unroll)r
 import jaxmbs_models as M
 mech, params, q0, v0 = M.build(%(case)r)
 stab = mb.Projection() if %(stab)r == "projection" else mb.Baumgarte(10.0)
@@ -50,9 +59,9 @@ print(json.dumps(dict(steps_per_s=B * N / w, compile_s=comp, jax=jax.__version__
 """
 
 
-def measure(root, case, stab, batch, steps, vectorize="auto"):
+def measure(root, case, stab, batch, steps, vectorize="auto", unroll=None):
     code = WORKER % dict(dev=os.cpu_count(), root=os.path.abspath(root), case=case, stab=stab,
-                         batch=batch, steps=steps, vec=vectorize)
+                         batch=batch, steps=steps, vec=vectorize, unroll=unroll)
     env = dict(os.environ, PYTHONPATH=os.path.abspath(root))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=os.path.abspath(root), timeout=1800)
@@ -75,6 +84,8 @@ def main(argv=None):
     ap.add_argument("--vectorize", default="auto",
                     help="simulate_batch's vectorize for both sides: auto (what users get; may pick "
                          "different batch paths in A and B) or vmap (the same path: the core alone)")
+    ap.add_argument("--b-unroll-eqns", type=int, default=None,
+                    help="B's element-wise unroll budget UNROLL_MAX_EQNS (default: B's own, 2000)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
@@ -82,14 +93,15 @@ def main(argv=None):
     res = dict(command="python benchmarks/ab_core.py " + " ".join(argv or sys.argv[1:]),
                load_start=os.getloadavg(), configs=[], batch=args.batch, steps=args.steps,
                vectorize=args.vectorize, cpus=os.cpu_count(), git=git_revision(args.b),
-               git_a=git_revision(args.a), date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+               git_a=git_revision(args.a), b_unroll_eqns=args.b_unroll_eqns, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     for case in args.cases:
         for stab in args.stabilizers:
             A, Bv = [], []
             for r in range(args.rounds):
                 order = (("A", args.a), ("B", args.b)) if r % 2 == 0 else (("B", args.b), ("A", args.a))
                 for side, root in order:
-                    x = measure(root, case, stab, args.batch, args.steps, args.vectorize)
+                    x = measure(root, case, stab, args.batch, args.steps, args.vectorize,
+                                args.b_unroll_eqns if side == "B" else None)
                     (A if side == "A" else Bv).append(x)
             ratios = [b["steps_per_s"] / a["steps_per_s"] for a, b in zip(A, Bv)]
             c = dict(case=case, stabilizer=stab, a=[x["steps_per_s"] for x in A],

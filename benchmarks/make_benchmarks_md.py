@@ -653,6 +653,17 @@ def spatial_section(results_dir):
     return L
 
 
+def _ab_rows(C):
+    """Table rows of an ab_core.py result (B: this checkout, A: the planar-only core)."""
+    L = []
+    for c in C["configs"]:
+        L.append(f"| {c['case']} | {c['stabilizer']} | {g(statistics.median(c['b']))} | "
+                 f"{g(statistics.median(c['a']))} | **{c['ratio_median']:.3f}** "
+                 f"({', '.join(f'{x:.3f}' for x in c['ratios'])}) | "
+                 f"{statistics.median(c['b_compile_s']):.1f} / {statistics.median(c['a_compile_s']):.1f} |")
+    return L + [""]
+
+
 def core_ab_section(results_dir):
     """Planar throughput of the family core against the planar-only core before it (84080f7),
     the same harness in one device call (results/accel_ab_core_*_{main,base}.json)."""
@@ -671,11 +682,41 @@ def core_ab_section(results_dir):
               "the per-round ratios family / planar-only (above 1: the family core is faster).", "",
               "| case | stabiliser | family core steps/s | planar-only core steps/s | ratio (rounds) | compile family / planar-only (s) |",
               "|---|---|---|---|---|---|"]
-        for c in C["configs"]:
-            L.append(f"| {c['case']} | {c['stabilizer']} | {g(statistics.median(c['b']))} | "
-                     f"{g(statistics.median(c['a']))} | **{c['ratio_median']:.3f}** "
-                     f"({', '.join(f'{x:.3f}' for x in c['ratios'])}) | "
-                     f"{statistics.median(c['b_compile_s']):.1f} / {statistics.median(c['a_compile_s']):.1f} |")
+        L += _ab_rows(C)
+    U = _load(os.path.join(results_dir, "ab_core_cpu_unrolled.json"))
+    if U:
+        L += [f"The same A/B with the family core's RK4 stage loop written out four times "
+              f"(`{U['command']}`: `--b-unroll-eqns` raises B's element-wise unroll budget "
+              f"`UNROLL_MAX_EQNS` from 2000 jaxpr equations to {U['b_unroll_eqns']}). The planar-only "
+              "core wrote out every scan of at most 8 iterations; since 0dc8a89 (issue 16, compile "
+              "time) a scan whose written-out body would exceed 2000 equations stays a loop, and the "
+              "RK4 stage loop does (4 x 1025 equations for the double pendulum, 4 x 2074 for the "
+              "slider-crank; the planar-only core's were 4 x 965 and 4 x 1994): the trade is measured "
+              "below (`benchmarks/ew_unroll.py`). jax "
+              f"{U['configs'][0]['jax']}; git `{U.get('git', '?')}`; {U.get('date', '?')}; load "
+              f"average at start / end {U['load_start'][0]:.1f} / {U['load_end'][0]:.1f}.", "",
+              "| case | stabiliser | family core (unrolled) steps/s | planar-only core steps/s | ratio (rounds) | compile family / planar-only (s) |",
+              "|---|---|---|---|---|---|"]
+        L += _ab_rows(U)
+    import glob
+    for path in sorted(glob.glob(os.path.join(results_dir, "ew_unroll*.json"))):
+        E = _load(path)
+        if not E:
+            continue
+        m = E["machine"]
+        L += [f"**{os.path.basename(path)}**: the family core's stage loop rolled (the default) "
+              f"and written out, same process, alternating calls, median of 7: `{E['command']}`; "
+              f"jax {m['jax']}, Python {m['python']}, {m['cores']} cores, {E['devices']} XLA devices, "
+              f"batch {E['batch']}, {E['steps']} RK4 steps, float64; git `{m.get('git', '?')}`; "
+              f"{m['date']}; load average at start {E['load_start'][0]:.1f}.", "",
+              "| case | stabiliser | rolled steps/s | written out steps/s | ratio | compile rolled / written out (s) | StableHLO ops rolled / written out | results differ by |",
+              "|---|---|---|---|---|---|---|---|"]
+        for r in E["rows"]:
+            L.append(f"| {r['case']} | {r['stabilizer']} | {g(r['rolled_steps_per_s'])} | "
+                     f"{g(r['unrolled_steps_per_s'])} | "
+                     f"**{r['unrolled_steps_per_s'] / r['rolled_steps_per_s']:.2f}** | "
+                     f"{r['rolled_compile_s']:.1f} / {r['unrolled_compile_s']:.1f} | "
+                     f"{r['rolled_ops']} / {r['unrolled_ops']} | {r['max_abs_difference']:.1e} |")
         L.append("")
     if not (A and B):
         return L
