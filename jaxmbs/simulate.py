@@ -1048,11 +1048,13 @@ def _scalar_solver(solver, mech):
     return solver
 
 
-EW_TILE = 256  # members simulated together on the batch-minor array form (the rest in
-# turn): a tile's state stays in cache over its steps. Measured per member-step, one device,
-# RK4 + Projection, float64, loaded 2-core box: chain8 2.9 us at 128 members, 3.2 at 256,
-# 4.7 at 512, 6.9 at 2048; again on 2026-11-27 (batch 2048, process time): 7.2 us at 256,
-# 8.1 at 1024.
+EW_TILE = 128  # members simulated together on the batch-minor array form (the rest in
+# turn): a tile's arrays stay in cache between the kernels of a step. Measured 2026-11-28
+# (benchmarks/ew_tile.py, results/ew_tile_jax*.json: RK4, float64, batch over 2 devices,
+# steps/s at 128 over steps/s at 256, Projection / Baumgarte): chain8 1.04 / 0.93 (jax
+# 0.10.2) and 0.99 / 1.22 (0.12), chain16 1.11 / 1.27 and 1.12 / 1.11, chain32 1.03 / 1.06
+# and 1.12 / 1.21, chain64 1.24 / 1.49 and 1.32 / 1.51 (was 256, from chain8 alone: 2.9 us per
+# member-step at 128 members, 3.2 at 256, 4.7 at 512, 6.9 at 2048, loaded 2-core box).
 EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have several hundred
 # kernels per step: each kernel's fixed cost is paid once per tile, and at 256 members it
 # dominated. Measured 2026-11-27 (batch 2048, one device, RK4 + Projection, process time per
