@@ -30,52 +30,28 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    import numpy as np
-    sys.path.insert(0, HERE)
-    import jaxmbs as mb
+    from same_process_ab import compare, start
+    jax, np, mb, M, machine_info = start()
     import jaxmbs.simulate as S
-    import jaxmbs_models as M
-    from throughput import machine_info
 
     t_start = time.perf_counter()
     saved = S.EW_TILE
     res = dict(command="python benchmarks/ew_tile.py " + " ".join(argv or sys.argv[1:]),
                machine=machine_info(), load_start=os.getloadavg(), steps=args.steps,
                tiles=args.tiles, devices=len(jax.devices()), rows=[])
-    mesh = mb.batch_mesh()
-    N = args.steps
+
+    def set_tile(t):
+        S.EW_TILE = saved if t is None else t
+
     for spec in args.cases:
         case, B = spec.split(":")[0], int(spec.split(":")[1])
-        mech, params, q0, v0 = M.build(case)
-        Q0 = np.tile(np.asarray(q0), (B, 1))
-        V0 = np.tile(np.asarray(v0), (B, 1))
         for stab in args.stabilizers:
-            st = mb.Projection() if stab == "projection" else mb.Baumgarte(10.0)
-            comp = {}
-            for T in args.tiles:
-                S.EW_TILE = T
-                jax.clear_caches()  # (simulate_batch's jit cache does not see the tile)
-                f = jax.jit(lambda q, v, st=st: mb.simulate_batch(
-                    mech, params, q, v, (0.0, N * 1e-3), 1e-3, params_axis=None, save_every=N,
-                    stabilizer=st, mesh=mesh).q)
-                t0 = time.perf_counter()
-                c = f.lower(Q0, V0).compile()
-                comp[T] = (c, time.perf_counter() - t0, np.asarray(c(Q0, V0)))
-            S.EW_TILE = saved
-            walls = {T: [] for T in args.tiles}
-            for r in range(args.repeats):
-                for T in (args.tiles if r % 2 == 0 else args.tiles[::-1]):
-                    t0 = time.perf_counter()
-                    jax.block_until_ready(comp[T][0](Q0, V0))
-                    walls[T].append(time.perf_counter() - t0)
-            ref = comp[args.tiles[0]][2]
-            row = dict(case=case, batch=B, n_coords=mech.n_coords, stabilizer=stab,
-                       steps_per_s={str(T): B * N / float(np.median(walls[T])) for T in args.tiles},
-                       compile_s={str(T): comp[T][1] for T in args.tiles},
-                       max_abs_difference=max(float(np.max(np.abs(comp[T][2] - ref)))
+            m = compare(case, stab, B, args.steps, args.tiles, set_tile, args.repeats)
+            ref = m[args.tiles[0]]["q"]
+            row = dict(case=case, batch=B, n_coords=M.build(case)[0].n_coords, stabilizer=stab,
+                       steps_per_s={str(T): m[T]["steps_per_s"] for T in args.tiles},
+                       compile_s={str(T): m[T]["compile_s"] for T in args.tiles},
+                       max_abs_difference=max(float(np.max(np.abs(m[T]["q"] - ref)))
                                               for T in args.tiles))
             res["rows"].append(row)
             print(f"{case:8s} {stab:10s} " + ", ".join(

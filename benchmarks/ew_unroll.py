@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 
@@ -39,15 +38,9 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
-    import jax
-    jax.config.update("jax_enable_x64", True)
-    import numpy as np
-    sys.path.insert(0, HERE)
-    import jaxmbs as mb
+    from same_process_ab import compare, start
+    jax, np, mb, M, machine_info = start()
     import jaxmbs.experimental.elementwise._interp as I
-    import jaxmbs_models as M
-    from throughput import machine_info
 
     t_start = time.perf_counter()
     default = I.UNROLL_MAX_EQNS
@@ -55,41 +48,19 @@ def main(argv=None):
     res = dict(command="python benchmarks/ew_unroll.py " + " ".join(argv or sys.argv[1:]),
                machine=machine_info(), load_start=os.getloadavg(), batch=args.batch,
                steps=args.steps, budgets=budgets, devices=len(jax.devices()), rows=[])
-    mesh = mb.batch_mesh()
-    B, N = args.batch, args.steps
+
+    def set_budget(b):
+        I.UNROLL_MAX_EQNS = default if b is None else b
+
     for case in args.cases:
-        mech, params, q0, v0 = M.build(case)
-        Q0 = np.tile(np.asarray(q0), (B, 1))
-        V0 = np.tile(np.asarray(v0), (B, 1))
         for stab in args.stabilizers:
-            st = mb.Projection() if stab == "projection" else mb.Baumgarte(10.0)
-            comp = {}
-            for budget in budgets:
-                I.UNROLL_MAX_EQNS = budget
-                jax.clear_caches()  # (simulate_batch's jit cache does not see the budget)
-                f = jax.jit(lambda q, v, st=st: mb.simulate_batch(
-                    mech, params, q, v, (0.0, N * 1e-3), 1e-3, params_axis=None, save_every=N,
-                    stabilizer=st, mesh=mesh).q)
-                t0 = time.perf_counter()
-                low = f.lower(Q0, V0)
-                c = low.compile()
-                ct = time.perf_counter() - t0
-                ops = len(re.findall(r"= \"?stablehlo\.", low.as_text()))
-                out = np.asarray(c(Q0, V0))
-                comp[budget] = (c, ct, ops, out)
-            I.UNROLL_MAX_EQNS = default
-            walls = {b: [] for b in budgets}
-            for r in range(args.repeats):
-                for b in (budgets if r % 2 == 0 else budgets[::-1]):
-                    t0 = time.perf_counter()
-                    jax.block_until_ready(comp[b][0](Q0, V0))
-                    walls[b].append(time.perf_counter() - t0)
-            rate = {b: B * N / float(np.median(walls[b])) for b in budgets}
+            m = compare(case, stab, args.batch, args.steps, budgets, set_budget, args.repeats)
+            a, b = m[budgets[0]], m[budgets[1]]
             row = dict(case=case, stabilizer=stab,
-                       rolled_steps_per_s=rate[budgets[0]], unrolled_steps_per_s=rate[budgets[1]],
-                       rolled_compile_s=comp[budgets[0]][1], unrolled_compile_s=comp[budgets[1]][1],
-                       rolled_ops=comp[budgets[0]][2], unrolled_ops=comp[budgets[1]][2],
-                       max_abs_difference=float(np.max(np.abs(comp[budgets[0]][3] - comp[budgets[1]][3]))))
+                       rolled_steps_per_s=a["steps_per_s"], unrolled_steps_per_s=b["steps_per_s"],
+                       rolled_compile_s=a["compile_s"], unrolled_compile_s=b["compile_s"],
+                       rolled_ops=a["ops"], unrolled_ops=b["ops"],
+                       max_abs_difference=float(np.max(np.abs(a["q"] - b["q"]))))
             res["rows"].append(row)
             print(f"{case:16s} {stab:10s} rolled {row['rolled_steps_per_s']:.3g} steps/s "
                   f"(compile {row['rolled_compile_s']:.1f} s), written out "

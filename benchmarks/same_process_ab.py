@@ -1,0 +1,66 @@
+"""Shared harness of ew_unroll.py and ew_tile.py: one `simulate_batch` configuration compiled
+once per variant of a module-level setting, in one process, then timed alternately.
+
+`start()` sets one XLA device per core and float64 before JAX starts and returns the modules;
+`compare(...)` compiles and times the variants of one case and stabiliser.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def start():
+    """(jax, numpy, jaxmbs, jaxmbs_models, machine_info) with one XLA device per core, x64."""
+    os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import numpy as np
+    sys.path.insert(0, HERE)
+    import jaxmbs as mb
+    import jaxmbs_models as M
+    from throughput import machine_info
+    return jax, np, mb, M, machine_info
+
+
+def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
+    """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
+    `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
+    then time the executables alternately, `repeats` calls each. set_variant(None) restores
+    the default. Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
+    import jax
+    import numpy as np
+    import jaxmbs as mb
+    import jaxmbs_models as M
+    mech, params, q0, v0 = M.build(case)
+    Q0 = np.tile(np.asarray(q0), (batch, 1))
+    V0 = np.tile(np.asarray(v0), (batch, 1))
+    st = mb.Projection() if stabilizer == "projection" else mb.Baumgarte(10.0)
+    mesh = mb.batch_mesh()
+    out = {}
+    for v in variants:
+        set_variant(v)
+        jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
+        f = jax.jit(lambda q, w: mb.simulate_batch(
+            mech, params, q, w, (0.0, steps * 1e-3), 1e-3, params_axis=None, save_every=steps,
+            stabilizer=st, mesh=mesh).q)
+        t0 = time.perf_counter()
+        low = f.lower(Q0, V0)
+        c = low.compile()
+        out[v] = dict(exe=c, compile_s=time.perf_counter() - t0,
+                      ops=len(re.findall(r"= \"?stablehlo\.", low.as_text())), q=np.asarray(c(Q0, V0)))
+    set_variant(None)
+    walls = {v: [] for v in variants}
+    for r in range(repeats):
+        for v in (variants if r % 2 == 0 else variants[::-1]):
+            t0 = time.perf_counter()
+            jax.block_until_ready(out[v]["exe"](Q0, V0))
+            walls[v].append(time.perf_counter() - t0)
+    for v in variants:
+        out[v]["steps_per_s"] = batch * steps / float(np.median(walls[v]))
+        del out[v]["exe"]
+    return out
