@@ -736,6 +736,47 @@ def core_ab_section(results_dir):
     return L + [""]
 
 
+def xla_flags_section(results_dir):
+    """Compile time against run time under XLA:CPU's backend options
+    (results/xla_cpu_flags_jax*.json, `benchmarks/xla_cpu_flags.py`)."""
+    import glob
+    paths = sorted(glob.glob(os.path.join(results_dir, "xla_cpu_flags_jax*.json")))
+    if not paths:
+        return []
+    L = ["## Compile time and XLA:CPU's options", "",
+         "Since jaxlib 0.11, XLA:CPU compiles a `while` loop with a small loop state (under 1024 "
+         "bytes by its cost model) as one LLVM function, the loop body written out, instead of one "
+         "kernel per fusion. jaxmbs's batch-minor step loops qualify: they run faster that way, "
+         "and LLVM spends most of the compile time on that one function, most of it unrolling the "
+         "loops over a tile's members. `XLA_FLAGS` (read once, when jax starts its CPU backend) "
+         "changes this. Settings: `default` (no flag); `no_unroll`: "
+         "`--xla_backend_extra_options=xla_cpu_disable_loop_unrolling`; `no_hoist`: "
+         "`--xla_backend_extra_options=xla_cpu_small_while_loop_byte_threshold=0` (one kernel per "
+         "fusion, as jaxlib 0.10 runs them). Compile: the first `simulate_batch` call less a warm "
+         "one, called the way the README shows it (mesh over one XLA device per core); steps/s: "
+         "median of the warm calls. Every setting in its own process, one after the other "
+         "(load between them enters the ratios). Max |dq|: the largest difference of the final "
+         "coordinates from the default setting's.", ""]
+    for path in paths:
+        X = _load(path)
+        if not X:
+            continue
+        m = X["machine"]
+        L += [f"**{os.path.basename(path)}**: `{X['command']}`; jax {m['jax']}, Python "
+              f"{m['python']}, {m['cores']} cores; git `{m.get('git', '?')}`; {m['date']}; "
+              f"{X['stabilizer']}, RK4, dt = 1e-3 s, float64; {X['rounds']} round(s), "
+              f"{X['repeats']} timed calls each; {X['total_s']:.0f} s in all.", "",
+              "| case (batch, path) | setting | compile | vs default | steps/s | vs default | max abs dq |",
+              "|---|---|---|---|---|---|---|"]
+        for r in X["summary"]:
+            L.append(f"| {r['case']} ({r['batch']}, {r['path']}) | {r['setting']} | "
+                     f"{r['compile_s']:.1f} s | {r.get('compile_ratio_vs_default', float('nan')):.2f} | "
+                     f"{g(r['steps_per_s'])} | {r.get('steps_per_s_ratio_vs_default', float('nan')):.2f} | "
+                     f"{r['max_abs_diff_q_vs_default']:.1e} |")
+        L.append("")
+    return L
+
+
 def import_section(results_dir):
     """Shipped MJCF / URDF models in jaxmbs and MuJoCo (``examples/import_mujoco.py``)."""
     L = ["## Imported models against MuJoCo", ""]
@@ -804,6 +845,7 @@ def main(argv=None):
     L += spatial_section(args.results)
     L += flexible_section(args.results)
     L += core_ab_section(args.results)
+    L += xla_flags_section(args.results)
     L += import_section(args.results)
     L += ["## Method", "",
           "See the docstring of `benchmarks/throughput.py`: the cases and baselines are in "

@@ -1,5 +1,6 @@
-"""jaxlib releases whose batched CPU LAPACK calls can deadlock, and how jaxmbs avoids it
-(version-gated here, in one place).
+"""What jaxmbs works around in particular jaxlib releases, version-gated here, in one place:
+batched CPU LAPACK calls that can deadlock (jaxlib 0.10 to 0.11), and XLA:CPU compiling
+small loops as one LLVM function (jaxlib >= 0.11; at the end of this module).
 
 jaxlib 0.10.0 to 0.11.x split a batched LAPACK call (LU, QR, SVD, eigh, Cholesky, triangular
 solve) over XLA:CPU's intra-op thread pool once batch x cost >= 2e5 flops
@@ -113,3 +114,42 @@ def warn_lapack_chunks(batch: int, chunk: int, cost: int) -> None:
         f"throughput drops. Upgrade to jaxlib >= 0.12 (Python >= 3.12), or use a solver without "
         f"LAPACK (the default SchurCholesky), to run the whole batch at once.",
         RuntimeWarning, stacklevel=4)
+
+
+# ---------------------------------------------------------------- small-while-loop hoisting
+# jaxlib >= 0.11: XLA:CPU's SmallWhileLoopHoistingPass (xla/service/cpu/
+# small_while_loop_hoisting_pass.cc) turns a `while` whose cost model says it touches under
+# 1024 bytes per iteration into one call compiled as a single LLVM function, the whole loop
+# body written out, instead of one kernel per fusion. jaxmbs's batch-minor step loops
+# qualify. Small programs run faster that way, but LLVM's time on that one function grows
+# faster than its size: the spatial slider-crank's step took 223 s to compile (jaxlib
+# 0.12.0.1, 2 cores) against 41 s without the hoisting (benchmarks/xla_cpu_flags.py). The
+# pass skips any loop that contains a custom call; `keep_loop` puts one (a 1x1 LAPACK
+# Cholesky whose operand depends on the loop trip, so that it is not moved out of the
+# loop) into a loop body, for programs above a size
+# (`jaxmbs.experimental.elementwise.elementwise_vmap(keep_loops=)`). jaxlib 0.10.2 does not
+# hoist (the option that switches the pass off changes nothing there); 0.11 was not checked.
+HOISTS_SMALL_LOOPS = (0, 11, 0)  # first jaxlib whose XLA:CPU may hoist small while loops
+KEEP_LOOPS_EQNS = 8000  # member-program size (jaxpr equations, sub-jaxprs counted once)
+# above which `elementwise_vmap` keeps its loops. Measured 2026-11-28, jaxlib 0.12.0.1, 2 cores,
+# RK4 + Projection, batch over 2 devices (benchmarks/xla_cpu_flags.py and the spatial
+# benchmark): no hoisting at all (the byte threshold set to 0) costs the small programs run
+# time: double pendulum (2904 equations) 0.87x steps/s for 0.62x compile time, slider-crank
+# (6051) 0.87x for 0.55x; the spatial slider-crank (27664; 9619 with Baumgarte) runs as fast
+# with its loops kept (2.91e5 against 2.92e5 steps/s) and compiles in 28 s instead of 223 s.
+
+
+def hoists_small_loops(version: tuple | None = None) -> bool:
+    """Whether this jaxlib's XLA:CPU compiles small while loops as one LLVM function."""
+    v = jaxlib_version() if version is None else version
+    return v >= HOISTS_SMALL_LOOPS
+
+
+def keep_loop(x, k):
+    """x unchanged, selected on a custom call that depends on the loop counter k (int32):
+    inside a loop body, it keeps XLA:CPU from compiling the loop as one function."""
+    import jax
+    import jax.numpy as jnp
+    a = jnp.where(k >= 0, 1.0, 4.0).astype(jnp.float32).reshape(1, 1)
+    one = jax.lax.linalg.cholesky(a, symmetrize_input=False)[0, 0]  # 1 for every k >= 0
+    return jnp.where(one == 1.0, x, jnp.zeros_like(x))

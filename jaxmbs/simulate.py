@@ -1074,6 +1074,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     run tile by tile (`lax.map`, the batch
     padded with copies of its last member). Diagnostics at the save points come from the
     vmap path's `_diagnostics`."""
+    from . import _xla
     from .experimental.elementwise import elementwise_vmap, minor_vmap
 
     dtype = q0.dtype
@@ -1104,7 +1105,10 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         Returns status (members,) and the saved (q, v, w): (n_save, n | -, members)."""
         def step(carry, k):
             u = None if rows is None else rows[k]
-            return ew_step(p, *carry, k, u, t0), None
+            q, v, w, status = ew_step(p, *carry, k, u, t0)
+            if getattr(ew_step, "keeps_loops", False):  # (see jaxmbs._xla: compile time)
+                status = _xla.keep_loop(status, k)
+            return (q, v, w, status), None
 
         def interval(carry, c):
             carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))

@@ -716,3 +716,59 @@ def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
     ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, **kw)
     vm = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, vectorize="vmap", **kw)
     _compare(ew, vm, 1e-9, 1e-12)
+
+
+def _dp_elementwise_program(keep, monkeypatch):
+    """(result q, lowered StableHLO text, compiled HLO text) of a short element-wise
+    double-pendulum run, its loops kept (`jaxmbs._xla.keep_loop`) or not."""
+    from jaxmbs import _xla
+    monkeypatch.setattr(_xla, "KEEP_LOOPS_EQNS", 0 if keep else 10**9)
+    monkeypatch.setattr(_xla, "hoists_small_loops", lambda version=None: True)
+    jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
+    mech, params, q0, v0 = double_pendulum()
+    B = 6
+    Q0 = jnp.tile(q0, (B, 1)) + jnp.linspace(0.0, 0.05, B)[:, None]
+    V0 = jnp.tile(v0, (B, 1))
+    f = jax.jit(lambda q, v: mb.simulate_batch(
+        mech, params, q, v, (0.0, 0.02), 1e-3, save_every=10, params_axis=None,
+        vectorize="elementwise", check_initial=False).q)
+    low = f.lower(Q0, V0)
+    comp = low.compile()
+    out = np.asarray(comp(Q0, V0))
+    jax.clear_caches()
+    return out, low.as_text(), comp.as_text()
+
+
+def test_kept_loops_give_the_same_results_and_stay_loops(monkeypatch):
+    """Above KEEP_LOOPS_EQNS the element-wise program passes its loops through a custom call
+    (`jaxmbs._xla.keep_loop`) so that XLA:CPU >= 0.11 does not compile them as one LLVM
+    function (minutes of compile time for the spatial slider-crank): same results, and on
+    those releases no loop is hoisted into a "small call" (this fails if a jaxlib changes
+    the rule the work-around relies on)."""
+    from jaxmbs import _xla
+    q_keep, low_keep, hlo_keep = _dp_elementwise_program(True, monkeypatch)
+    q_free, low_free, hlo_free = _dp_elementwise_program(False, monkeypatch)
+    np.testing.assert_array_equal(q_keep, q_free)
+    assert "custom_call" in low_keep and "custom_call" not in low_free
+    if _xla.jaxlib_version() >= _xla.HOISTS_SMALL_LOOPS:
+        assert 'xla_cpu_small_call="true"' in hlo_free  # (what the work-around is for)
+        assert 'xla_cpu_small_call="true"' not in hlo_keep
+
+
+def test_keep_loops_is_chosen_by_program_size():
+    from jaxmbs import _xla
+    from jaxmbs.experimental.elementwise import _interp as I
+    small = jax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0)
+    big = jax.make_jaxpr(lambda x: jax.lax.fori_loop(0, 3, lambda i, y: y + jnp.sin(y), x))(1.0)
+    assert I._size(big) > I._size(small)
+    expect = jax.default_backend() == "cpu" and _xla.hoists_small_loops()
+    try:
+        old = _xla.KEEP_LOOPS_EQNS
+        _xla.KEEP_LOOPS_EQNS = I._size(small)
+        assert not I._keeps_loops(small)
+        assert I._keeps_loops(big) == expect
+    finally:
+        _xla.KEEP_LOOPS_EQNS = old
+    f = mb.elementwise_vmap(lambda x: jnp.sin(x) * 2.0, keep_loops=True)
+    np.testing.assert_allclose(f(jnp.linspace(0.0, 1.0, 4)), np.sin(np.linspace(0.0, 1.0, 4)) * 2.0)
+    assert f.keeps_loops is True

@@ -133,9 +133,10 @@ def _is_const(e, c) -> bool:
 class _Ctx:
     """Batch size and helpers for emitting operations on batch vectors."""
 
-    def __init__(self, batch: int, fences: bool):
+    def __init__(self, batch: int, fences: bool, keep_loops: bool = False):
         self.batch = batch
         self.fences = fences
+        self.keep_loops = keep_loops  # every loop emitted through `jaxmbs._xla.keep_loop`
         self.emitted = 0
         self._sincos: dict = {}
 
@@ -775,8 +776,13 @@ class _Interp:
             return c_new, ys
 
         body_fn = (lambda c, x: _shared_barriers(f, (c, x))) if ctx.fences else f
+        if ctx.keep_loops and flat0:
+            body_fn = _keeping(body_fn)
+            flat0 = flat0 + [jnp.zeros((), jnp.int32)]
         c_fin, ys = lax.scan(body_fn, flat0, [x for _, x in xs_flat], length=length,
                              reverse=eqn.params["reverse"])
+        if ctx.keep_loops and flat0:
+            c_fin = c_fin[:-1]
         carry_out = unflat(c_fin, car_avals)
         ys_out = []
         for y, a in zip(ys, ys_avals):  # y: (length, size, batch)
@@ -786,6 +792,18 @@ class _Interp:
                     o[t, i] = y[t, i]
             ys_out.append(o.reshape(a.shape))
         return carry_out + ys_out
+
+
+def _keeping(body):
+    """A scan body that carries a trip counter and passes its first carry through
+    `jaxmbs._xla.keep_loop` (XLA:CPU then does not compile the loop as one function)."""
+    from ... import _xla
+
+    def f(c, x):
+        c_new, ys = body(c[:-1], x)
+        i = c[-1]
+        return [_xla.keep_loop(c_new[0], i)] + list(c_new[1:]) + [i + 1], ys
+    return f
 
 
 _NO_BARRIER = {"broadcast_in_dim", "reshape", "squeeze", "slice", "convert_element_type",
@@ -941,8 +959,17 @@ def _member_program(fun, args, in_axes):
     return leaves, axes_flat, batch, member, closed, out_avals, out_tree
 
 
+def _keeps_loops(closed) -> bool:
+    """Whether the loops written for this member program go through `jaxmbs._xla.keep_loop`:
+    on XLA:CPU releases that compile small loops as one LLVM function, for member programs
+    above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations."""
+    from ... import _xla
+    return (jax.default_backend() == "cpu" and _xla.hoists_small_loops()
+            and _size(closed) > _xla.KEEP_LOOPS_EQNS)
+
+
 def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: int = 0,
-                     fences: bool | None = None) -> Callable:
+                     fences: bool | None = None, keep_loops: bool | None = None) -> Callable:
     """Vectorise `fun` over a batch like `jax.vmap(fun, in_axes, out_axes)`, but
     batch-minor and element-wise: see the module docstring for how, and for when it pays
     off (small per-member programs) and what it does not support.
@@ -956,6 +983,11 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
     fences: materialise values with several consumers through conditionals (`_fence`)
       so XLA does not recompute them in every consumer; None means on the CPU backend only
       (a conditional on a GPU synchronises with the host).
+    keep_loops: pass every loop it writes through `jaxmbs._xla.keep_loop`, so that XLA:CPU
+      (jaxlib >= 0.11) does not compile the loop as one LLVM function; None: for member
+      programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations on the CPU backend of those
+      releases. After a call, `wrapped.keeps_loops` says what was chosen (a caller that
+      loops over the wrapped function keeps its own loop the same way).
     Returns a function of the batched arguments. Composes with `jit`, `grad`, `jax.vmap`.
     Raises NotImplementedError (when called) for primitives it cannot write out.
     """
@@ -976,7 +1008,9 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
                 x2 = jnp.reshape(x, (batch, size)).T if ax == 0 else jnp.reshape(x, (size, batch))
                 rows.append([x2[i] for i in range(size)])
         use_fences = (jax.default_backend() == "cpu") if fences is None else fences
-        ctx = _Ctx(batch, use_fences)
+        keep = _keeps_loops(closed) if keep_loops is None else bool(keep_loops)
+        wrapped.keeps_loops = keep
+        ctx = _Ctx(batch, use_fences, keep)
 
         def run(rows):
             ins = []
