@@ -619,7 +619,9 @@ def spatial_section(results_dir):
         m = R.get("machine", {})
         where = R.get("device_note") or "jaxmbs and MuJoCo on the CPU cores of this machine"
         L += [f"`{os.path.basename(f)}`: {where}. Command: `{R.get('command')}` ({R.get('total_s', 0):.0f} s); "
-              f"{m.get('cpu_count')} cores, Python {m.get('python')}, load average at the start "
+              f"{m.get('cpu_count')} cores, Python {m.get('python')}"
+              + (f", git `{m['git']}`, {m['date']}" if m.get("git") else "")
+              + ", load average at the start "
               f"{', '.join(f'{x:.1f}' for x in m.get('load', []))}.", "",
               "| simulator | setting | path | steps/s | vs MuJoCo (stiff) | crank error 0.4 s / 1 s (rad) | slider error 0.4 s / 1 s (m) | loop closure | compile |",
               "|---|---|---|---|---|---|---|---|---|"]
@@ -773,6 +775,27 @@ def xla_flags_section(results_dir):
                      f"{r['compile_s']:.1f} s | {r.get('compile_ratio_vs_default', float('nan')):.2f} | "
                      f"{g(r['steps_per_s'])} | {r.get('steps_per_s_ratio_vs_default', float('nan')):.2f} | "
                      f"{r['max_abs_diff_q_vs_default']:.1e} |")
+        L.append("")
+    for path in sorted(glob.glob(os.path.join(results_dir, "keep_loops_jax*.json"))):
+        K = _load(path)
+        if not K:
+            continue
+        m = K["machine"]
+        L += [f"**{os.path.basename(path)}**: what jaxmbs does about it. Member programs above "
+              f"{K['keep_loops_eqns']} jaxpr equations keep their loops (`jaxmbs._xla.keep_loop`: a "
+              "custom call in each loop body, which the hoisting skips); the same program compiled "
+              "both ways, same process, timed alternately, median of "
+              f"{K.get('repeats', 6)} calls each: "
+              f"`{K['command']}`; jax {m['jax']}, Python {m['python']}, {m['cores']} cores, "
+              f"{K['devices']} XLA devices, {K['steps']} RK4 steps, float64; git "
+              f"`{m.get('git', '?')}`; {m['date']}; load average at start {K['load_start'][0]:.1f}.", "",
+              "| case (batch) | stabiliser | kept: compile | kept: steps/s | hoisted: compile | hoisted: steps/s | steps/s kept / hoisted | results differ by |",
+              "|---|---|---|---|---|---|---|---|"]
+        for r in K["rows"]:
+            sp, cs = r["steps_per_s"], r["compile_s"]
+            L.append(f"| {r['case']} ({r['batch']}) | {r['stabilizer']} | {cs['kept']:.1f} s | "
+                     f"{g(sp['kept'])} | {cs['hoisted']:.1f} s | {g(sp['hoisted'])} | "
+                     f"**{sp['kept'] / sp['hoisted']:.2f}** | {r['max_abs_difference']:.1e} |")
         L.append("")
     return L
 

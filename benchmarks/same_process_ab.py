@@ -27,6 +27,20 @@ def start():
     return jax, np, mb, M, machine_info
 
 
+def build_case(case):
+    """(mech, params, q0, v0) of a throughput case (`jaxmbs_models.build`) or of
+    "spatial_slider_crank" (examples/spatial_slider_crank.py, its consistent initial state)."""
+    import numpy as np
+    if case == "spatial_slider_crank":
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
+        import spatial_slider_crank as ex
+        mech, params, q0, v0 = ex.build()
+        s0 = ex.initial_state(mech, params, q0, v0)
+        return mech, params, np.asarray(s0.q), np.asarray(s0.v)
+    import jaxmbs_models as M
+    return M.build(case)
+
+
 def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
     """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
     `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
@@ -35,8 +49,7 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
     import jax
     import numpy as np
     import jaxmbs as mb
-    import jaxmbs_models as M
-    mech, params, q0, v0 = M.build(case)
+    mech, params, q0, v0 = build_case(case)
     Q0 = np.tile(np.asarray(q0), (batch, 1))
     V0 = np.tile(np.asarray(v0), (batch, 1))
     st = mb.Projection() if stabilizer == "projection" else mb.Baumgarte(10.0)

@@ -122,8 +122,8 @@ def warn_lapack_chunks(batch: int, chunk: int, cost: int) -> None:
 # 1024 bytes per iteration into one call compiled as a single LLVM function, the whole loop
 # body written out, instead of one kernel per fusion. jaxmbs's batch-minor step loops
 # qualify. Small programs run faster that way, but LLVM's time on that one function grows
-# faster than its size: the spatial slider-crank's step took 223 s to compile (jaxlib
-# 0.12.0.1, 2 cores) against 41 s without the hoisting (benchmarks/xla_cpu_flags.py). The
+# faster than its size: the spatial slider-crank took 223 s to compile (jaxlib 0.12.0.1, 2
+# cores) against 41 s without the hoisting (benchmarks/xla_cpu_flags.py). The
 # pass skips any loop that contains a custom call; `keep_loop` puts one (a 1x1 LAPACK
 # Cholesky whose operand depends on the loop trip, so that it is not moved out of the
 # loop) into a loop body, for programs above a size
@@ -135,8 +135,11 @@ KEEP_LOOPS_EQNS = 8000  # member-program size (jaxpr equations, sub-jaxprs count
 # RK4 + Projection, batch over 2 devices (benchmarks/xla_cpu_flags.py and the spatial
 # benchmark): no hoisting at all (the byte threshold set to 0) costs the small programs run
 # time: double pendulum (2904 equations) 0.87x steps/s for 0.62x compile time, slider-crank
-# (6051) 0.87x for 0.55x; the spatial slider-crank (27664; 9619 with Baumgarte) runs as fast
-# with its loops kept (2.91e5 against 2.92e5 steps/s) and compiles in 28 s instead of 223 s.
+# (6051) 0.87x for 0.55x. The spatial slider-crank (27664; 9619 with Baumgarte), kept against
+# hoisted in one process, batch 4096 (benchmarks/keep_loops.py): compile 28.4 s against
+# 211.5 s at 0.87x the steps/s (0.93x in a second run) with Projection, 15.2 s against 70.4 s
+# at 0.97x with Baumgarte; identical results. The 183 s are worth 3.7e8 member-steps at the
+# Projection rates: shorter runs finish sooner with the loops kept.
 
 
 def hoists_small_loops(version: tuple | None = None) -> bool:

@@ -772,3 +772,17 @@ def test_keep_loops_is_chosen_by_program_size():
     f = mb.elementwise_vmap(lambda x: jnp.sin(x) * 2.0, keep_loops=True)
     np.testing.assert_allclose(f(jnp.linspace(0.0, 1.0, 4)), np.sin(np.linspace(0.0, 1.0, 4)) * 2.0)
     assert f.keeps_loops is True
+
+
+def test_keep_loops_above_sets_and_restores():
+    from jaxmbs import _xla
+    from jaxmbs.experimental.elementwise import keep_loops_above
+    default = _xla.KEEP_LOOPS_EQNS
+    try:
+        assert keep_loops_above(None) == default
+        assert _xla.KEEP_LOOPS_EQNS >= 2**62  # never
+        assert keep_loops_above(123) is None
+        assert _xla.KEEP_LOOPS_EQNS == 123
+    finally:
+        keep_loops_above(default)
+    assert _xla.KEEP_LOOPS_EQNS == default

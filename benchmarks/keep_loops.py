@@ -1,0 +1,74 @@
+"""Kept loops against XLA:CPU's hoisted loops (`jaxmbs._xla.keep_loop`, jaxlib >= 0.11):
+compile time and steps/s of the same element-wise program both ways, same process,
+alternating calls.
+
+Member programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` jaxpr equations keep their loops
+(a custom call in each loop body, which XLA:CPU's small-while-loop hoisting skips); below,
+XLA compiles each small loop as one LLVM function. For each case and stabiliser this
+compiles `simulate_batch` (RK4, dt = 1e-3, float64, one XLA device per core,
+`mesh=jaxmbs.batch_mesh()`) with the threshold at its value ("kept" for the programs above
+it) and out of reach ("hoisted"), and times the executables alternately, median of
+`--repeats`.
+
+    python benchmarks/keep_loops.py [--cases spatial_slider_crank:4096] [--steps 200]
+        [--out benchmarks/results/keep_loops_jax<version>.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", nargs="*", default=["spatial_slider_crank:4096"], help="case:batch")
+    ap.add_argument("--stabilizers", nargs="*", default=["projection", "baumgarte"])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=6)
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args(argv)
+    from same_process_ab import compare, start
+    jax, np, mb, M, machine_info = start()
+    from jaxmbs import _xla
+
+    t_start = time.perf_counter()
+    saved = _xla.KEEP_LOOPS_EQNS
+    res = dict(command="python benchmarks/keep_loops.py " + " ".join(argv or sys.argv[1:]),
+               machine=machine_info(), load_start=os.getloadavg(), steps=args.steps,
+               keep_loops_eqns=saved, hoists_small_loops=_xla.hoists_small_loops(),
+               repeats=args.repeats,
+               devices=len(jax.devices()), rows=[])
+
+    def set_variant(v):
+        _xla.KEEP_LOOPS_EQNS = 10**12 if v == "hoisted" else saved
+
+    for spec in args.cases:
+        case, B = spec.split(":")[0], int(spec.split(":")[1])
+        for stab in args.stabilizers:
+            m = compare(case, stab, B, args.steps, ["kept", "hoisted"], set_variant, args.repeats)
+            row = dict(case=case, batch=B, stabilizer=stab,
+                       steps_per_s={v: m[v]["steps_per_s"] for v in m},
+                       compile_s={v: m[v]["compile_s"] for v in m},
+                       ops={v: m[v]["ops"] for v in m},
+                       max_abs_difference=float(np.max(np.abs(m["kept"]["q"] - m["hoisted"]["q"]))))
+            res["rows"].append(row)
+            print(f"{case} {stab}: kept {row['steps_per_s']['kept']:.3g} steps/s, compile "
+                  f"{row['compile_s']['kept']:.1f} s; hoisted {row['steps_per_s']['hoisted']:.3g}, "
+                  f"{row['compile_s']['hoisted']:.1f} s; results differ by "
+                  f"{row['max_abs_difference']:.1e}", flush=True)
+    res["load_end"] = os.getloadavg()
+    res["total_s"] = time.perf_counter() - t_start
+    out = args.out or os.path.join(HERE, "results", f"keep_loops_jax{jax.__version__}.json")
+    with open(out, "w") as fh:
+        json.dump(res, fh, indent=1)
+    print("wrote", out)
+    return res
+
+
+if __name__ == "__main__":
+    main()
