@@ -12,10 +12,7 @@ once per tile size and times the executables alternately, median of 5.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -30,15 +27,12 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, start
+    from same_process_ab import compare, record, start, write
     jax, np, mb, M, machine_info = start()
     import jaxmbs.simulate as S
 
-    t_start = time.perf_counter()
     saved = S.EW_TILE
-    res = dict(command="python benchmarks/ew_tile.py " + " ".join(argv or sys.argv[1:]),
-               machine=machine_info(), load_start=os.getloadavg(), steps=args.steps,
-               tiles=args.tiles, devices=len(jax.devices()), rows=[])
+    res = record("ew_tile", argv, steps=args.steps, tiles=args.tiles)
 
     def set_tile(t):
         S.EW_TILE = saved if t is None else t
@@ -57,13 +51,7 @@ def main(argv=None):
             print(f"{case:8s} {stab:10s} " + ", ".join(
                 f"tile {T}: {row['steps_per_s'][str(T)]:.3g} steps/s" for T in args.tiles)
                 + f"; results differ by {row['max_abs_difference']:.1e}", flush=True)
-    res["load_end"] = os.getloadavg()
-    res["total_s"] = time.perf_counter() - t_start
-    out = args.out or os.path.join(HERE, "results", f"ew_tile_jax{jax.__version__}.json")
-    with open(out, "w") as fh:
-        json.dump(res, fh, indent=1)
-    print("wrote", out)
-    return res
+    return write(res, "ew_tile", args.out)
 
 
 if __name__ == "__main__":

@@ -20,10 +20,7 @@ make_benchmarks_md.py renders every results/ew_unroll*.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,16 +35,13 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, start
+    from same_process_ab import compare, record, start, write
     jax, np, mb, M, machine_info = start()
     import jaxmbs.experimental.elementwise._interp as I
 
-    t_start = time.perf_counter()
     default = I.UNROLL_MAX_EQNS
     budgets = (default, args.unrolled_eqns)
-    res = dict(command="python benchmarks/ew_unroll.py " + " ".join(argv or sys.argv[1:]),
-               machine=machine_info(), load_start=os.getloadavg(), batch=args.batch,
-               steps=args.steps, budgets=budgets, devices=len(jax.devices()), rows=[])
+    res = record("ew_unroll", argv, batch=args.batch, steps=args.steps, budgets=budgets)
 
     def set_budget(b):
         I.UNROLL_MAX_EQNS = default if b is None else b
@@ -66,13 +60,7 @@ def main(argv=None):
                   f"(compile {row['rolled_compile_s']:.1f} s), written out "
                   f"{row['unrolled_steps_per_s']:.3g} (compile {row['unrolled_compile_s']:.1f} s); "
                   f"results differ by {row['max_abs_difference']:.1e}", flush=True)
-    res["load_end"] = os.getloadavg()
-    res["total_s"] = time.perf_counter() - t_start
-    out = args.out or os.path.join(HERE, "results", f"ew_unroll_jax{jax.__version__}.json")
-    with open(out, "w") as fh:
-        json.dump(res, fh, indent=1)
-    print("wrote", out)
-    return res
+    return write(res, "ew_unroll", args.out)
 
 
 if __name__ == "__main__":

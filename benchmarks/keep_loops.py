@@ -16,10 +16,7 @@ it) and out of reach ("hoisted"), and times the executables alternately, median 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,17 +29,13 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=6)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, start
+    from same_process_ab import compare, record, start, write
     jax, np, mb, M, machine_info = start()
     from jaxmbs import _xla
 
-    t_start = time.perf_counter()
     saved = _xla.KEEP_LOOPS_EQNS
-    res = dict(command="python benchmarks/keep_loops.py " + " ".join(argv or sys.argv[1:]),
-               machine=machine_info(), load_start=os.getloadavg(), steps=args.steps,
-               keep_loops_eqns=saved, hoists_small_loops=_xla.hoists_small_loops(),
-               repeats=args.repeats,
-               devices=len(jax.devices()), rows=[])
+    res = record("keep_loops", argv, steps=args.steps, keep_loops_eqns=saved,
+                 hoists_small_loops=_xla.hoists_small_loops(), repeats=args.repeats)
 
     def set_variant(v):
         _xla.KEEP_LOOPS_EQNS = 10**12 if v == "hoisted" else saved
@@ -61,13 +54,7 @@ def main(argv=None):
                   f"{row['compile_s']['kept']:.1f} s; hoisted {row['steps_per_s']['hoisted']:.3g}, "
                   f"{row['compile_s']['hoisted']:.1f} s; results differ by "
                   f"{row['max_abs_difference']:.1e}", flush=True)
-    res["load_end"] = os.getloadavg()
-    res["total_s"] = time.perf_counter() - t_start
-    out = args.out or os.path.join(HERE, "results", f"keep_loops_jax{jax.__version__}.json")
-    with open(out, "w") as fh:
-        json.dump(res, fh, indent=1)
-    print("wrote", out)
-    return res
+    return write(res, "keep_loops", args.out)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,12 @@
 once per variant of a module-level setting, in one process, then timed alternately.
 
 `start()` sets one XLA device per core and float64 before JAX starts and returns the modules;
-`compare(...)` compiles and times the variants of one case and stabiliser.
+`compare(...)` compiles and times the variants of one case and stabiliser; `record(...)` and
+`write(...)` open and close the JSON result every script writes.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -77,3 +79,26 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
         out[v]["steps_per_s"] = batch * steps / float(np.median(walls[v]))
         del out[v]["exe"]
     return out
+
+
+def record(script, argv, **fields):
+    """The result dict of benchmarks/<script>.py: its command, machine, load, XLA devices,
+    `fields` and an empty list of rows; the clock for `write`'s total time starts here."""
+    import jax
+    from throughput import machine_info
+    return dict(command=f"python benchmarks/{script}.py " + " ".join(argv or sys.argv[1:]),
+                machine=machine_info(), load_start=os.getloadavg(), devices=len(jax.devices()),
+                _t_start=time.perf_counter(), **fields, rows=[])
+
+
+def write(res, script, out=None):
+    """Adds the load and total time to `record`'s dict and writes it to `out` (default
+    results/<script>_jax<version>.json); returns it."""
+    import jax
+    res["load_end"] = os.getloadavg()
+    res["total_s"] = time.perf_counter() - res.pop("_t_start")
+    out = out or os.path.join(HERE, "results", f"{script}_jax{jax.__version__}.json")
+    with open(out, "w") as fh:
+        json.dump(res, fh, indent=1)
+    print("wrote", out)
+    return res

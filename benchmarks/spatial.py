@@ -94,17 +94,6 @@ def run_jaxmbs(batch, steps, repeats, stabilizer):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _git():
-    try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return rev + ("+changes" if dirty else "")
-    except Exception:  # noqa: BLE001
-        return None
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Spatial slider-crank: jaxmbs vs MuJoCo rollout, "
                                  "throughput and accuracy in one run.")
@@ -118,10 +107,11 @@ def main(argv=None):
     sys.path.insert(0, os.path.join(HERE, "baselines"))
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import mujoco_spatial as mj
+    from throughput import git_revision
     res = dict(case="spatial_slider_crank", command="python benchmarks/spatial.py " + " ".join(argv or sys.argv[1:]),
                machine=dict(cpu_count=os.cpu_count(), platform=platform.platform(),
                             python=platform.python_version(), load=os.getloadavg(),
-                            date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), git=_git()),
+                            date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), git=git_revision(ROOT)),
                jaxmbs=[run_jaxmbs(args.batch, args.steps, args.repeats, s)
                        for s in ("Projection()", "Baumgarte(10)")],
                mujoco={s: dict(throughput=mj.rollout_throughput(args.batch, args.steps, 5, None, s),

@@ -776,12 +776,13 @@ class _Interp:
             return c_new, ys
 
         body_fn = (lambda c, x: _shared_barriers(f, (c, x))) if ctx.fences else f
-        if ctx.keep_loops and flat0:
+        keep = ctx.keep_loops and bool(flat0)  # (the trip counter rides in the carry)
+        if keep:
             body_fn = _keeping(body_fn)
             flat0 = flat0 + [jnp.zeros((), jnp.int32)]
         c_fin, ys = lax.scan(body_fn, flat0, [x for _, x in xs_flat], length=length,
                              reverse=eqn.params["reverse"])
-        if ctx.keep_loops and flat0:
+        if keep:
             c_fin = c_fin[:-1]
         carry_out = unflat(c_fin, car_avals)
         ys_out = []
