@@ -69,6 +69,45 @@ def _rk_stages(term, t, y, h, A, c, unroll=False):
     return ks, status
 
 
+def _rk_chain(term, t, y, h, a, b, c, unroll=False):
+    """One step y + h sum_i b_i k_i of an explicit Runge-Kutta method whose stage i uses the
+    stage before it only (tableau A[i, i-1] = a[i], every other entry 0: RK4, the midpoint
+    rule), and the OR of the stage statuses.
+
+    Rolled (the default), a `lax.scan` over the stages carries the running sum and the last
+    stage, and takes a[i], b[i], c[i] as scan inputs: no stage indexes a tableau or a stack
+    of stages with the loop counter. `_rk_stages`'s general form does; the element-wise batch
+    paths (`jaxmbs.experimental.elementwise`) turn that indexing into selects on every entry
+    of every stage, which made the double pendulum's RK4 step program half as large again
+    (benchmarks/rk_chain.py measures the difference). a, b, c: (s,) NumPy constants, a[0] = 0.
+    """
+    s = len(c)
+    dtype = jax.tree_util.tree_leaves(y)[0].dtype
+    if unroll:  # the stages traced one by one, the coefficients folded in
+        acc, k, status = None, None, jnp.zeros((), jnp.int32)
+        for i in range(s):
+            yi = y if i == 0 or a[i] == 0 else _axpy(y, h, (a[i], k))
+            k, st = _stage_vf(term, t + c[i] * h, yi, i == 0)
+            status = status | st
+            acc = tmap(lambda kk: b[i] * kk, k) if acc is None else tmap(
+                lambda A_, kk: A_ + b[i] * kk, acc, k)
+        return tmap(lambda u, A_: u + h * A_, y, acc), status
+
+    def stage(carry, x):
+        acc, k_prev, status = carry
+        ai, bi, ci, first = x
+        yi = tmap(lambda u, kk: u + (h * ai) * kk, y, k_prev)
+        k, st = _stage_vf(term, t + ci * h, yi, first)
+        acc = tmap(lambda A_, kk: A_ + bi * kk, acc, k)
+        return (acc, k, status | st), None
+
+    zeros = tmap(jnp.zeros_like, y)
+    xs = (jnp.asarray(a, dtype), jnp.asarray(b, dtype), jnp.asarray(c, dtype),
+          jnp.arange(s) == 0)
+    (acc, _, status), _ = jax.lax.scan(stage, (zeros, zeros, jnp.zeros((), jnp.int32)), xs)
+    return tmap(lambda u, A_: u + h * A_, y, acc), status
+
+
 def _stage_vf(term, t, y, first):
     """term.vf at a stage: with check=first where the term takes it."""
     if getattr(term, "stage_check", False):
@@ -81,7 +120,7 @@ def _combine(y, h, b, ks):
     return tmap(lambda a, k: a + h * jnp.tensordot(b, k, axes=1), y, ks)
 
 
-_RK4_A = ((0, 0, 0, 0), (0.5, 0, 0, 0), (0, 0.5, 0, 0), (0, 0, 1.0, 0))
+_RK4_A = (0.0, 0.5, 0.5, 1.0)  # A[i, i-1] (`_rk_chain`)
 _RK4_B = (1 / 6, 1 / 3, 1 / 3, 1 / 6)
 _RK4_C = (0.0, 0.5, 0.5, 1.0)
 
@@ -142,8 +181,7 @@ class RK4(_OneStep):
     adaptive = False
 
     def step(self, f, t, y, h):
-        ks, status = _rk_stages(_as_term(f), t, y, h, _RK4_A, _RK4_C, self.unroll)
-        return _combine(y, h, _RK4_B, ks), status
+        return _rk_chain(_as_term(f), t, y, h, _RK4_A, _RK4_B, _RK4_C, self.unroll)
 
 
 @static_class
