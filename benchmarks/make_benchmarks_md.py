@@ -667,6 +667,27 @@ def _ab_rows(C):
     return L + [""]
 
 
+def _two_variants(E, name, a, b, label_a, label_b, what):
+    """The table of a same_process_ab.py result whose rows hold {a,b}_steps_per_s,
+    {a,b}_compile_s and {a,b}_ops (ew_unroll.py, rk_chain.py); ratio b / a."""
+    if not E:
+        return []
+    m = E["machine"]
+    L = [f"**{name}**: {what}, same process, alternating calls, median of 7: `{E['command']}`; "
+         f"jax {m['jax']}, Python {m['python']}, {m['cores']} cores, {E['devices']} XLA devices, "
+         f"batch {E['batch']}, {E['steps']} RK4 steps, float64; git `{m.get('git', '?')}`; "
+         f"{m['date']}; load average at start {E['load_start'][0]:.1f}.", "",
+         f"| case | stabiliser | {label_a} steps/s | {label_b} steps/s | ratio | compile {label_a} / "
+         f"{label_b} (s) | StableHLO ops {label_a} / {label_b} | results differ by |",
+         "|---|---|---|---|---|---|---|---|"]
+    for r in E["rows"]:
+        L.append(f"| {r['case']} | {r['stabilizer']} | {g(r[a + '_steps_per_s'])} | "
+                 f"{g(r[b + '_steps_per_s'])} | **{r[b + '_steps_per_s'] / r[a + '_steps_per_s']:.2f}** | "
+                 f"{r[a + '_compile_s']:.1f} / {r[b + '_compile_s']:.1f} | "
+                 f"{r[a + '_ops']} / {r[b + '_ops']} | {r['max_abs_difference']:.1e} |")
+    return L + [""]
+
+
 def core_ab_section(results_dir):
     """Planar throughput of the family core against the planar-only core before it (84080f7),
     the same harness in one device call (results/accel_ab_core_*_{main,base}.json)."""
@@ -703,24 +724,17 @@ def core_ab_section(results_dir):
         L += _ab_rows(U)
     import glob
     for path in sorted(glob.glob(os.path.join(results_dir, "ew_unroll*.json"))):
-        E = _load(path)
-        if not E:
-            continue
-        m = E["machine"]
-        L += [f"**{os.path.basename(path)}**: the family core's stage loop rolled (the default) "
-              f"and written out, same process, alternating calls, median of 7: `{E['command']}`; "
-              f"jax {m['jax']}, Python {m['python']}, {m['cores']} cores, {E['devices']} XLA devices, "
-              f"batch {E['batch']}, {E['steps']} RK4 steps, float64; git `{m.get('git', '?')}`; "
-              f"{m['date']}; load average at start {E['load_start'][0]:.1f}.", "",
-              "| case | stabiliser | rolled steps/s | written out steps/s | ratio | compile rolled / written out (s) | StableHLO ops rolled / written out | results differ by |",
-              "|---|---|---|---|---|---|---|---|"]
-        for r in E["rows"]:
-            L.append(f"| {r['case']} | {r['stabilizer']} | {g(r['rolled_steps_per_s'])} | "
-                     f"{g(r['unrolled_steps_per_s'])} | "
-                     f"**{r['unrolled_steps_per_s'] / r['rolled_steps_per_s']:.2f}** | "
-                     f"{r['rolled_compile_s']:.1f} / {r['unrolled_compile_s']:.1f} | "
-                     f"{r['rolled_ops']} / {r['unrolled_ops']} | {r['max_abs_difference']:.1e} |")
-        L.append("")
+        L += _two_variants(_load(path), os.path.basename(path), "rolled", "unrolled",
+                           "rolled", "written out",
+                           "the family core's stage loop rolled (the default) and written out")
+    for path in sorted(glob.glob(os.path.join(results_dir, "rk_chain*.json"))):
+        L += _two_variants(_load(path), os.path.basename(path), "general", "chain",
+                           "general tableau", "chain form",
+                           "RK4's rolled stage loop in the general-tableau form (before c95a7a7: "
+                           "a stack of the four stages written with `ks.at[i].set(k)` and the "
+                           "tableau row `A[i]`, i the loop counter) and in the chain form "
+                           "(`jaxmbs.integrators._rk_chain`, the default since: the running sum "
+                           "and the last stage carried, the coefficients as scan inputs)")
     if not (A and B):
         return L
     L += ["## Family core against the planar-only core (accelerator, same call)", "",
