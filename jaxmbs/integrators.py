@@ -78,8 +78,9 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False):
     stage, and takes a[i], b[i], c[i] as scan inputs: no stage indexes a tableau or a stack
     of stages with the loop counter. `_rk_stages`'s general form does; the element-wise batch
     paths (`jaxmbs.experimental.elementwise`) turn that indexing into selects on every entry
-    of every stage, which made the double pendulum's RK4 step program half as large again
-    (benchmarks/rk_chain.py measures the difference). a, b, c: (s,) NumPy constants, a[0] = 0.
+    of every stage: the double pendulum's batch program had 6798 StableHLO operations with
+    it and has 4709 without (Projection; Baumgarte 4292 and 2136), and runs 1.07-1.21x faster
+    (`benchmarks/rk_chain.py`). a, b, c: (s,) NumPy constants, a[0] = 0.
     """
     s = len(c)
     dtype = jax.tree_util.tree_leaves(y)[0].dtype
