@@ -35,7 +35,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, record, start, write
+    from same_process_ab import compare, pair_row, record, start, write
     jax, np, mb, M, machine_info = start()
     import jaxmbs.experimental.elementwise._interp as I
 
@@ -49,17 +49,7 @@ def main(argv=None):
     for case in args.cases:
         for stab in args.stabilizers:
             m = compare(case, stab, args.batch, args.steps, budgets, set_budget, args.repeats)
-            a, b = m[budgets[0]], m[budgets[1]]
-            row = dict(case=case, stabilizer=stab,
-                       rolled_steps_per_s=a["steps_per_s"], unrolled_steps_per_s=b["steps_per_s"],
-                       rolled_compile_s=a["compile_s"], unrolled_compile_s=b["compile_s"],
-                       rolled_ops=a["ops"], unrolled_ops=b["ops"],
-                       max_abs_difference=float(np.max(np.abs(a["q"] - b["q"]))))
-            res["rows"].append(row)
-            print(f"{case:16s} {stab:10s} rolled {row['rolled_steps_per_s']:.3g} steps/s "
-                  f"(compile {row['rolled_compile_s']:.1f} s), written out "
-                  f"{row['unrolled_steps_per_s']:.3g} (compile {row['unrolled_compile_s']:.1f} s); "
-                  f"results differ by {row['max_abs_difference']:.1e}", flush=True)
+            res["rows"].append(pair_row(case, stab, m, budgets[0], budgets[1], "rolled", "unrolled"))
     return write(res, "ew_unroll", args.out)
 
 

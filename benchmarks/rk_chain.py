@@ -26,7 +26,7 @@ def general_rk4_step(self, f, t, y, h):
     """RK4.step as it was before the chain form: the general explicit-RK stage loop."""
     from jaxmbs import integrators as IG
     A = ((0, 0, 0, 0), (0.5, 0, 0, 0), (0, 0.5, 0, 0), (0, 0, 1.0, 0))
-    ks, status = IG._rk_stages(IG._as_term(f), t, y, h, A, IG._RK4_C, self.unroll)
+    ks, status = IG._rk_stages(IG._as_term(f), t, y, h, A, IG._RK4_C)
     return IG._combine(y, h, IG._RK4_B, ks), status
 
 
@@ -39,7 +39,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, record, start, write
+    from same_process_ab import compare, pair_row, record, start, write
     jax, np, mb, M, machine_info = start()
     from jaxmbs import integrators as IG
 
@@ -53,18 +53,7 @@ def main(argv=None):
     for case in args.cases:
         for stab in args.stabilizers:
             m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats)
-            a, b = m["general"], m["chain"]
-            row = dict(case=case, stabilizer=stab,
-                       general_steps_per_s=a["steps_per_s"], chain_steps_per_s=b["steps_per_s"],
-                       general_compile_s=a["compile_s"], chain_compile_s=b["compile_s"],
-                       general_ops=a["ops"], chain_ops=b["ops"],
-                       max_abs_difference=float(np.max(np.abs(a["q"] - b["q"]))))
-            res["rows"].append(row)
-            print(f"{case:16s} {stab:10s} general {row['general_steps_per_s']:.3g} steps/s "
-                  f"(compile {row['general_compile_s']:.1f} s, {a['ops']} ops), chain "
-                  f"{row['chain_steps_per_s']:.3g} (compile {row['chain_compile_s']:.1f} s, "
-                  f"{b['ops']} ops): ratio {row['chain_steps_per_s'] / row['general_steps_per_s']:.3f}; "
-                  f"results differ by {row['max_abs_difference']:.1e}", flush=True)
+            res["rows"].append(pair_row(case, stab, m, "general", "chain", "general", "chain"))
     return write(res, "rk_chain", args.out)
 
 

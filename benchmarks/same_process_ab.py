@@ -1,4 +1,4 @@
-"""Shared harness of ew_unroll.py and ew_tile.py: one `simulate_batch` configuration compiled
+"""Shared harness of ew_unroll.py, ew_tile.py, keep_loops.py and rk_chain.py: one `simulate_batch` configuration compiled
 once per variant of a module-level setting, in one process, then timed alternately.
 
 `start()` sets one XLA device per core and float64 before JAX starts and returns the modules;
@@ -79,6 +79,24 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
         out[v]["steps_per_s"] = batch * steps / float(np.median(walls[v]))
         del out[v]["exe"]
     return out
+
+
+def pair_row(case, stabilizer, m, va, vb, a, b):
+    """The result row of two variants va, vb of `compare`'s output m, its keys prefixed
+    a_ / b_ ({a,b}_steps_per_s, {a,b}_compile_s, {a,b}_ops) plus max_abs_difference of the
+    final coordinates; prints it as one line."""
+    import numpy as np
+    x, y = m[va], m[vb]
+    row = dict(case=case, stabilizer=stabilizer,
+               **{f"{a}_steps_per_s": x["steps_per_s"], f"{b}_steps_per_s": y["steps_per_s"],
+                  f"{a}_compile_s": x["compile_s"], f"{b}_compile_s": y["compile_s"],
+                  f"{a}_ops": x["ops"], f"{b}_ops": y["ops"]},
+               max_abs_difference=float(np.max(np.abs(x["q"] - y["q"]))))
+    print(f"{case:16s} {stabilizer:10s} {a} {x['steps_per_s']:.3g} steps/s (compile "
+          f"{x['compile_s']:.1f} s, {x['ops']} ops), {b} {y['steps_per_s']:.3g} (compile "
+          f"{y['compile_s']:.1f} s, {y['ops']} ops): ratio {y['steps_per_s'] / x['steps_per_s']:.3f}; "
+          f"results differ by {row['max_abs_difference']:.1e}", flush=True)
+    return row
 
 
 def record(script, argv, **fields):

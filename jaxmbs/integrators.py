@@ -38,7 +38,7 @@ def _axpy(y, h, *terms):
     return tmap(comb, y, *[k for _, k in terms])
 
 
-def _rk_stages(term, t, y, h, A, c, unroll=False):
+def _rk_stages(term, t, y, h, A, c):
     """Evaluate the s stages of an explicit Runge-Kutta method in a `lax.scan` over stages,
     so the vector field is traced and compiled once instead of s times.
 
@@ -61,10 +61,6 @@ def _rk_stages(term, t, y, h, A, c, unroll=False):
         return (ks, status | st), None
 
     carry = (ks0, jnp.zeros((), jnp.int32))
-    if unroll:  # trace the vector field s times: larger program, no loop overhead
-        for i in range(s):
-            carry, _ = stage(carry, i)
-        return carry
     (ks, status), _ = jax.lax.scan(stage, carry, jnp.arange(s))
     return ks, status
 
