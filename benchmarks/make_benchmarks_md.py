@@ -811,6 +811,14 @@ def xla_flags_section(results_dir):
                      f"{g(sp['kept'])} | {cs['hoisted']:.1f} s | {g(sp['hoisted'])} | "
                      f"**{sp['kept'] / sp['hoisted']:.2f}** | {r['max_abs_difference']:.1e} |")
         L.append("")
+    for path in sorted(glob.glob(os.path.join(results_dir, "save_records*.json"))):
+        L += _two_variants(_load(path), os.path.basename(path), "solved", "records",
+                           "solved at the save points", "read off the next step",
+                           "the save points' multipliers, constraint errors and energies solved for "
+                           "in a second program (before this change) and read off the next step's "
+                           "first RK4 stage (`jaxmbs.dynamics.Record`, the default on the scalar "
+                           "batch-minor path since; compile = trace + lower + XLA, the whole "
+                           "Trajectory returned as a call without a jit around it returns it)")
     return L
 
 

@@ -43,11 +43,14 @@ def build_case(case):
     return M.build(case)
 
 
-def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
+def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whole=False):
     """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
     `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
     then time the executables alternately, `repeats` calls each. set_variant(None) restores
-    the default. Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
+    the default. The compiled function returns the coordinates only (XLA then drops what
+    they do not need: the multipliers, errors and energies of the save points), or with
+    whole=True the whole Trajectory, as `simulate_batch` called without a jit around it does.
+    Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
     import jax
     import numpy as np
     import jaxmbs as mb
@@ -60,14 +63,20 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats):
     for v in variants:
         set_variant(v)
         jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
-        f = jax.jit(lambda q, w: mb.simulate_batch(
-            mech, params, q, w, (0.0, steps * 1e-3), 1e-3, params_axis=None, save_every=steps,
-            stabilizer=st, mesh=mesh).q)
+        def run(q, w):
+            tr = mb.simulate_batch(mech, params, q, w, (0.0, steps * 1e-3), 1e-3,
+                                   params_axis=None, save_every=steps, stabilizer=st, mesh=mesh)
+            return tr if whole else tr.q
+
+        f = jax.jit(run)
         t0 = time.perf_counter()
         low = f.lower(Q0, V0)
         c = low.compile()
-        out[v] = dict(exe=c, compile_s=time.perf_counter() - t0,
-                      ops=len(re.findall(r"= \"?stablehlo\.", low.as_text())), q=np.asarray(c(Q0, V0)))
+        compile_s = time.perf_counter() - t0
+        res = c(Q0, V0)
+        out[v] = dict(exe=c, compile_s=compile_s,
+                      ops=len(re.findall(r"= \"?stablehlo\.", low.as_text())),
+                      q=np.asarray(res.q if whole else res))
     set_variant(None)
     walls = {v: [] for v in variants}
     for r in range(repeats):

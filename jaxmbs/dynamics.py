@@ -18,8 +18,8 @@ from .equations import ConstraintTerms, constraint_terms, generalized_forces, ma
 from .saddle import SchurCholesky, dropped_row_check
 from .stabilize import NoStabilization
 
-__all__ = ["Accelerations", "accelerations", "MechanismTerm", "step", "finish_step", "StepState",
-           "init_state", "attempt", "is_stateful"]
+__all__ = ["Accelerations", "accelerations", "MechanismTerm", "Record", "step", "finish_step",
+           "StepState", "init_state", "attempt", "is_stateful", "records"]
 
 
 class Accelerations(NamedTuple):
@@ -68,6 +68,39 @@ def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     return Accelerations(qdd, lam, power, status, terms, Q, V)
 
 
+class Record(NamedTuple):
+    """What `simulate` saves at a state besides (q, v, w), read off the vector field's
+    evaluation there (`MechanismTerm.record`): lam (m,) multipliers (N, N m);
+    constraint_error () max|Phi|; velocity_error () max|Phi_q v + Phi_t|; kinetic () and
+    potential () energy (J)."""
+
+    lam: jax.Array
+    constraint_error: jax.Array
+    velocity_error: jax.Array
+    kinetic: jax.Array
+    potential: jax.Array
+
+
+def record_of(mech, params, q, v, acc: Accelerations) -> Record:
+    """The Record at (q, v) from the Accelerations computed there."""
+    terms = acc.terms
+    # (no rows: the JVP of a max over an empty array is NaN, so return 0 directly)
+    zero = jnp.zeros((), q.dtype)
+    cerr = jnp.max(jnp.abs(terms.phi)) if terms.phi.shape[0] else zero
+    verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if terms.jac.shape[0] else zero
+    kinetic = 0.5 * v @ mass_matrix(mech, params, q).apply(v)
+    dtype = q.dtype
+    return Record(*(jnp.asarray(x, dtype) for x in (acc.lam, cerr, verr, kinetic, acc.potential)))
+
+
+def records(integrator) -> bool:
+    """Whether a fixed step of `integrator` evaluates the vector field at the step's start
+    state and hands out the `Record` there (`advance(..., record=True)`), so that
+    `simulate` reads its save points' multipliers, errors and energies off the next step
+    instead of solving there once more."""
+    return bool(getattr(integrator, "records", False))
+
+
 class MechanismTerm(NamedTuple):
     """The vector field of a mechanism for the integrators (diffrax's 'term').
 
@@ -84,11 +117,29 @@ class MechanismTerm(NamedTuple):
     stabilizer: Any
     stage_check = True  # vf takes check= (see jaxmbs.integrators._stage_vf)
 
-    def vf(self, t, y, check=True):
+    def _acc(self, t, y, check):
         q, v, _ = y
-        acc = _accelerations(self.mech, self.params, q, v, t, self.u(t), solver=self.solver,
-                             stabilizer=self.stabilizer, check=check)
-        return (self.mech.qdot(q, v), acc.qdd, acc.power), acc.status
+        return _accelerations(self.mech, self.params, q, v, t, self.u(t), solver=self.solver,
+                              stabilizer=self.stabilizer, check=check)
+
+    def vf(self, t, y, check=True):
+        acc = self._acc(t, y, check)
+        return (self.mech.qdot(y[0], y[1]), acc.qdd, acc.power), acc.status
+
+    def vf_acc(self, t, y, check=True):
+        """vf(t, y, check) and the Accelerations it solved: (dy, status, acc); with
+        `record(y, acc)`, the Record at (t, y) for the integrators that hand it out."""
+        acc = self._acc(t, y, check)
+        return (self.mech.qdot(y[0], y[1]), acc.qdd, acc.power), acc.status, acc
+
+    def record(self, y, acc):
+        """The `Record` at y = (q, v, w) from the Accelerations `vf_acc` solved there."""
+        return record_of(self.mech, self.params, y[0], y[1], acc)
+
+    def record_zeros(self, dtype):
+        """A Record of zeros (the shapes `record` returns)."""
+        z = jnp.zeros((), dtype)
+        return Record(jnp.zeros((self.mech.n_constraints,), dtype), z, z, z, z)
 
     def qdot(self, q, v):
         return self.mech.qdot(q, v)
@@ -193,7 +244,7 @@ def accept(mech, params, t1, y, y_new, s, status, istate, state, *, stabilizer, 
 
 
 def step(mech, params, t, y, h, u, *, integrator, stabilizer, solver, state=None,
-         status=None):
+         status=None, record=False):
     """One fixed step of the physics from (t, y = (q, v, w)) to t + h.
 
     u: controls, an (n_controls,) array held over the step or a function u(t). The
@@ -202,16 +253,26 @@ def step(mech, params, t, y, h, u, *, integrator, stabilizer, solver, state=None
     (`init_state`: a stateful integrator such as generalized-alpha then starts from the
     consistent accelerations at t; the environments, which pass None, restart it every
     control period). Returns (y_new, StepState, status): the one step used by `simulate`
-    and the environments.
+    and the environments. record=True (integrators with `records(integrator)`): returns
+    (y_new, StepState, status, Record at (t, y)), the Record read off the step's first
+    evaluation of the vector field.
     """
+    if record and not records(integrator):
+        raise ValueError(f"{type(integrator).__name__} does not hand out the Record at its "
+                         "start state (step(record=True)); use RK4, Euler or SemiImplicitEuler")
     if state is None:
         state = init_state(mech, params, t, y, h, u, integrator=integrator,
                            stabilizer=stabilizer, solver=solver)
     bound = _bound(solver, state.solver)
     term = MechanismTerm(mech, params, _u_fn(u), bound, stabilizer)
-    y_new, istate, s = integrator.advance(term, t, y, h, state.integrator)
+    if record:
+        y_new, istate, s, rec = integrator.advance(term, t, y, h, state.integrator, record=True)
+    else:
+        y_new, istate, s = integrator.advance(term, t, y, h, state.integrator)
     status = jnp.zeros((), jnp.int32) if status is None else status
     y_out, status = finish_step(mech, params, t + h, y, y_new, s, status,
                                 stabilizer=stabilizer, solver=bound)
     plan = _next_plan(mech, params, t + h, y_out, solver, state.solver)
+    if record:
+        return y_out, StepState(istate, plan), status, rec
     return y_out, StepState(istate, plan), status

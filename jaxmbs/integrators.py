@@ -56,7 +56,7 @@ def _rk_stages(term, t, y, h, A, c):
     def stage(carry, i):
         ks, status = carry
         yi = tmap(lambda a, k: a + h * jnp.tensordot(A[i], k, axes=1), y, ks)
-        k, st = _stage_vf(term, t + c[i] * h, yi, i == 0)
+        k, st, _ = _stage_vf(term, t + c[i] * h, yi, i == 0)
         ks = tmap(lambda K, kk: K.at[i].set(kk), ks, k)
         return (ks, status | st), None
 
@@ -65,10 +65,11 @@ def _rk_stages(term, t, y, h, A, c):
     return ks, status
 
 
-def _rk_chain(term, t, y, h, a, b, c, unroll=False):
+def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
     """One step y + h sum_i b_i k_i of an explicit Runge-Kutta method whose stage i uses the
     stage before it only (tableau A[i, i-1] = a[i], every other entry 0: RK4, the midpoint
-    rule), and the OR of the stage statuses.
+    rule), and the OR of the stage statuses; with record=True also the term's Record at
+    (t, y) from the first stage (`MechanismTerm.vf_acc` and `record`).
 
     Rolled (the default), a `lax.scan` over the stages carries the running sum and the last
     stage, and takes a[i], b[i], c[i] as scan inputs: no stage indexes a tableau or a stack
@@ -81,35 +82,49 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False):
     s = len(c)
     dtype = jax.tree_util.tree_leaves(y)[0].dtype
     if unroll:  # the stages traced one by one, the coefficients folded in
-        acc, k, status = None, None, jnp.zeros((), jnp.int32)
+        acc, k, status, rec = None, None, jnp.zeros((), jnp.int32), None
         for i in range(s):
             yi = y if i == 0 or a[i] == 0 else _axpy(y, h, (a[i], k))
-            k, st = _stage_vf(term, t + c[i] * h, yi, i == 0)
+            k, st, acc_i = _stage_vf(term, t + c[i] * h, yi, i == 0, record and i == 0)
+            rec = term.record(yi, acc_i) if record and i == 0 else rec
             status = status | st
             acc = tmap(lambda kk: b[i] * kk, k) if acc is None else tmap(
                 lambda A_, kk: A_ + b[i] * kk, acc, k)
-        return tmap(lambda u, A_: u + h * A_, y, acc), status
+        y1 = tmap(lambda u, A_: u + h * A_, y, acc)
+        return (y1, status, rec) if record else (y1, status)
 
     def stage(carry, x):
-        acc, k_prev, status = carry
+        acc, k_prev, status, rec = carry
         ai, bi, ci, first = x
         yi = tmap(lambda u, kk: u + (h * ai) * kk, y, k_prev)
-        k, st = _stage_vf(term, t + ci * h, yi, first)
+        k, st, a = _stage_vf(term, t + ci * h, yi, first, record)
         acc = tmap(lambda A_, kk: A_ + bi * kk, acc, k)
-        return (acc, k, status | st), None
+        if record:  # (the first stage's, kept through the others. A select: a batch-wide
+            # conditional, `jaxmbs._rare.rare_cond`, ran the scalar batch-minor programs
+            # 0.90-0.92x as fast, benchmarks/save_records.py)
+            # (at yi, which is y at the first stage: its products with v are the stage's own)
+            rec = tmap(lambda new, old: jnp.where(first, new, old), term.record(yi, a), rec)
+        return (acc, k, status | st, rec), None
 
     zeros = tmap(jnp.zeros_like, y)
     xs = (jnp.asarray(a, dtype), jnp.asarray(b, dtype), jnp.asarray(c, dtype),
           jnp.arange(s) == 0)
-    (acc, _, status), _ = jax.lax.scan(stage, (zeros, zeros, jnp.zeros((), jnp.int32)), xs)
-    return tmap(lambda u, A_: u + h * A_, y, acc), status
+    rec0 = term.record_zeros(dtype) if record else None
+    (acc, _, status, rec), _ = jax.lax.scan(
+        stage, (zeros, zeros, jnp.zeros((), jnp.int32), rec0), xs)
+    y1 = tmap(lambda u, A_: u + h * A_, y, acc)
+    return (y1, status, rec) if record else (y1, status)
 
 
-def _stage_vf(term, t, y, first):
-    """term.vf at a stage: with check=first where the term takes it."""
+def _stage_vf(term, t, y, first, record=False):
+    """term.vf at a stage: with check=first where the term takes it. Returns (dy, status,
+    what the term solved or None): with record=True its Accelerations (`vf_acc`), from
+    which `term.record(y, acc)` makes the Record at (t, y)."""
+    if record:
+        return term.vf_acc(t, y, check=first)
     if getattr(term, "stage_check", False):
-        return term.vf(t, y, check=first)
-    return term.vf(t, y)
+        return (*term.vf(t, y, check=first), None)
+    return (*term.vf(t, y), None)
 
 
 def _combine(y, h, b, ks):
@@ -142,13 +157,20 @@ def _as_term(f):
 
 
 class _OneStep:
-    """One-step methods carry no state between steps: `advance` is `step`."""
+    """One-step methods carry no state between steps: `advance` is `step`. Those whose
+    first evaluation is at (t, y) (`records`) take step(..., record=True) and then also
+    return the term's Record there (`jaxmbs.dynamics.Record`)."""
+
+    records = False
 
     def init(self, term, t0, y0, h):
         del term, t0, y0, h
         return None
 
-    def advance(self, term, t, y, h, state=None):
+    def advance(self, term, t, y, h, state=None, record=False):
+        if record:
+            y1, status, rec = self.step(term, t, y, h, record=True)
+            return y1, state, status, rec
         y1, status = self.step(term, t, y, h)
         return y1, state, status
 
@@ -159,10 +181,13 @@ class Euler(_OneStep):
 
     order = 1
     adaptive = False
+    records = True
 
-    def step(self, f, t, y, h):
-        k, s = _as_term(f).vf(t, y)
-        return _axpy(y, h, (1.0, k)), s
+    def step(self, f, t, y, h, record=False):
+        term = _as_term(f)
+        k, s, acc = _stage_vf(term, t, y, True, record)
+        y1 = _axpy(y, h, (1.0, k))
+        return (y1, s, term.record(y, acc)) if record else (y1, s)
 
 
 @static_class
@@ -176,9 +201,10 @@ class RK4(_OneStep):
     unroll: bool = False
     order = 4
     adaptive = False
+    records = True
 
-    def step(self, f, t, y, h):
-        return _rk_chain(_as_term(f), t, y, h, _RK4_A, _RK4_B, _RK4_C, self.unroll)
+    def step(self, f, t, y, h, record=False):
+        return _rk_chain(_as_term(f), t, y, h, _RK4_A, _RK4_B, _RK4_C, self.unroll, record)
 
 
 @static_class
@@ -191,15 +217,16 @@ class SemiImplicitEuler(_OneStep):
 
     order = 1
     adaptive = False
+    records = True
 
-    def step(self, f, t, y, h):
+    def step(self, f, t, y, h, record=False):
         term = _as_term(f)
-        k, s = term.vf(t, y)
+        k, s, acc = _stage_vf(term, t, y, True, record)
         q, v, *rest = y
         v1 = v + h * k[1]
         q1 = term.retract(q, h * v1)
         rest1 = [r + h * kr for r, kr in zip(rest, k[2:])]
-        return (q1, v1, *rest1), s
+        return ((q1, v1, *rest1), s, term.record(y, acc)) if record else ((q1, v1, *rest1), s)
 
 
 # Dormand-Prince 5(4) tableau

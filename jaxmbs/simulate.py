@@ -22,12 +22,12 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import init_state, is_stateful
+from .dynamics import Record, init_state, is_stateful, record_of, records
 from .dynamics import _accelerations as accelerations  # (the engine's, without input checks)
 from .dynamics import accept as dyn_accept
 from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
-from .equations import constraint_terms, energy_terms, prepare_params
+from .equations import constraint_terms, prepare_params
 from .integrators import RK4
 from .experimental.elementwise import scalar_max_coords as _scalar_max_coords
 from .saddle import SchurCholesky
@@ -429,9 +429,10 @@ def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
     return u_at
 
 
-def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabilizer, solver):
-    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)
-    of `jaxmbs.dynamics.step`, the physics step shared with the environments."""
+def _fixed_step(mech, params, t0, u_at, *, dt, integrator, stabilizer, solver, record=False):
+    """one(carry, k) -> (carry, rec): step k of `jaxmbs.dynamics.step` (the physics step
+    shared with the environments) from carry (y, status) or (y, status, StepState); rec is
+    the Record at the step's start state with record=True (`dynamics.records`), else None."""
 
     def one(carry, k):
         # carry (y, status), or (y, status, StepState) where the caller keeps the step
@@ -439,11 +440,20 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
         y, status, *state = carry
         t = t0 + k * dt
         # (an array of controls is indexed by the step k: constant over the step)
-        y, new_state, status = physics_step(mech, params, t, y, dt, lambda tt: u_at(tt, k),
-                                            integrator=integrator, stabilizer=stabilizer,
-                                            solver=solver, status=status,
-                                            state=state[0] if state else None)
-        return ((y, status, new_state) if state else (y, status)), None
+        y, new_state, status, *rec = physics_step(
+            mech, params, t, y, dt, lambda tt: u_at(tt, k), integrator=integrator,
+            stabilizer=stabilizer, solver=solver, status=status,
+            state=state[0] if state else None, record=record)
+        return ((y, status, new_state) if state else (y, status)), (rec[0] if rec else None)
+
+    return one
+
+
+def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabilizer, solver):
+    """chunk(((q, v, w), status), c) -> (carry, y): save interval c (save_every fixed steps)
+    of `_fixed_step`."""
+    one = _fixed_step(mech, params, t0, u_at, dt=dt, integrator=integrator,
+                      stabilizer=stabilizer, solver=solver)
 
     def chunk(carry, c):
         ks = c * save_every + jnp.arange(save_every)
@@ -454,8 +464,12 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
 
 
 def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, solver,
-                 stabilizer, status, drift_tol, n_taken, n_rej, energy_tol=ENERGY_TOL):
-    """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)."""
+                 stabilizer, status, drift_tol, n_taken, n_rej, energy_tol=ENERGY_TOL,
+                 recs=None):
+    """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)
+    and, where the loop read them off its steps, the Records at the n_save + 1 save points
+    (recs, `jaxmbs.dynamics.Record` with a leading save-point axis); else they are solved
+    for here."""
     dtype = q0.dtype
     qs = jnp.concatenate([q0[None], ys[0]])
     vs = jnp.concatenate([v0[None], ys[1]])
@@ -465,15 +479,9 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
 
     def diag(q, v, t, k):
         acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
-        terms = acc.terms
-        T, V = energy_terms(mech, params, q, v, t)
-        # (no rows: the JVP of a max over an empty array is NaN, so return 0 directly)
-        zero = jnp.zeros((), q.dtype)
-        cerr = jnp.max(jnp.abs(terms.phi)) if terms.phi.shape[0] else zero
-        verr = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if terms.jac.shape[0] else zero
-        return acc.lam, cerr, verr, T, acc.potential
+        return record_of(mech, params, q, v, acc)
 
-    lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks)
+    lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks) if recs is None else recs
     status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
     from .checks import params_status
 
@@ -1086,40 +1094,72 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     if vectorise is elementwise_vmap:
         solver = _scalar_solver(solver, mech)
 
+    # Records read off the steps on the scalar form only: on the array form (the banded
+    # chains) they cost more run time than they save compile time (chain16, jax 0.10.2:
+    # compile 7.5 -> 6.1 s, steps/s 0.89-0.97x; benchmarks/save_records.py)
+    rec_on = records(integrator) and vectorise is elementwise_vmap
+
     def member_step(p, q, v, w, status, k, u, t_start):
-        # one fixed step of one member: _fixed_chunk's save interval of length 1 at step k
+        # one fixed step of one member (`_fixed_step`) at step k, and with rec_on the Record
+        # at its start state (its fields flattened into the outputs)
         if u is not None:
             u_at = lambda t, kk: u  # (the controls row of step k, held over the step)
         else:
             u_at = _controls_fn(ctrl_fn, None, n_steps, nu, dtype)
-        chunk = _fixed_chunk(mech, p, t_start, u_at, dt=dt, save_every=1,
-                             integrator=integrator, stabilizer=stabilizer, solver=solver)
-        ((q, v, w), status), _ = chunk(((q, v, w), status), k)
-        return q, v, w, status
+        one = _fixed_step(mech, p, t_start, u_at, dt=dt, integrator=integrator,
+                          stabilizer=stabilizer, solver=solver, record=rec_on)
+        ((q, v, w), status), rec = one(((q, v, w), status), k)
+        return (q, v, w, status) + (tuple(rec) if rec_on else ())
 
     ew_step = vectorise(member_step, out_axes=-1,
                         in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None))
 
     def run(p, Q, V, rows):
         """One tile: Q, V (n, members); rows: controls (n_steps, nu[, members]) or None.
-        Returns status (members,) and the saved (q, v, w): (n_save, n | -, members)."""
+        Returns status (members,), the saved (q, v, w): (n_save, n | -, members), and with
+        rec_on the Records at the n_save + 1 save points ((n_save + 1, m | -, members))."""
         def step(carry, k):
-            u = None if rows is None else rows[k]
-            q, v, w, status = ew_step(p, *carry, k, u, t0)
+            # (k = n_steps: the extra step after the last save point, for its Record only)
+            u = None if rows is None else rows[jnp.minimum(k, n_steps - 1)]
+            q, v, w, status, *rec = ew_step(p, *carry, k, u, t0)
             if getattr(ew_step, "keeps_loops", False):  # (see jaxmbs._xla: compile time)
                 status = _xla.keep_loop(status, k)
-            return (q, v, w, status), None
+            return (q, v, w, status), tuple(rec)
 
-        def interval(carry, c):
-            carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))
-            return carry, carry[:3]
+        m = Q.shape[-1]
+        carry0 = (Q, V, jnp.zeros((m,), dtype), jnp.zeros((m,), jnp.int32))
+        if not rec_on:
+            def interval(carry, c):
+                carry, _ = jax.lax.scan(step, carry, c * save_every + jnp.arange(save_every))
+                return carry, carry[:3]
+        else:
+            # The Record at a save point comes from the next step's first stage, which is
+            # evaluated there: interval c records its first step's, and one more interval
+            # of a single step (its result dropped) records the last save point's. No
+            # second program solves at the save points (their compile time: issue 16).
+            z = jnp.zeros((m,), dtype)
+            rec0 = (jnp.zeros((mech.n_constraints, m), dtype), z, z, z, z)
+
+            def interval(carry, c):
+                def body(j, cr):
+                    state, rec = cr
+                    state, r = step(state, c * save_every + j)
+                    return state, tuple(jnp.where(j == 0, a, b) for a, b in zip(r, rec))
+
+                n_in = jnp.where(c < n_save, save_every, 1)
+                new, rec = jax.lax.fori_loop(0, n_in, body, (carry, rec0))
+                # (after the last save point: keep its status, not the extra step's)
+                new = new[:3] + (jnp.where(c < n_save, new[3], carry[3]),)
+                return new, (new[:3], rec)
 
         if checkpoint is not False:
             interval = jax.checkpoint(interval, policy=None if checkpoint is True else checkpoint)
-        m = Q.shape[-1]
-        carry0 = (Q, V, jnp.zeros((m,), dtype), jnp.zeros((m,), jnp.int32))
-        (_, _, _, status), ys = jax.lax.scan(interval, carry0, jnp.arange(n_save))
-        return status, ys
+        (_, _, _, status), out = jax.lax.scan(interval, carry0,
+                                              jnp.arange(n_save + (1 if rec_on else 0)))
+        if rec_on:
+            ys, recs = out
+            return status, tuple(y[:n_save] for y in ys), recs
+        return status, out, ()
 
     # controls rows per step: (n_steps, nu) shared, or (n_steps, nu, batch)
     rows = (None if ctrl_arr is None else ctrl_arr if ctrl_arr.ndim == 2
@@ -1127,7 +1167,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     limit = EW_TILE_SCALAR if vectorise is elementwise_vmap else EW_TILE
     tile = limit if batch > limit else batch
     if tile == batch:
-        status, (qs, vs, ws) = run(params, q0.T, v0.T, rows)
+        status, (qs, vs, ws), recs = run(params, q0.T, v0.T, rows)
     else:
         pad = -batch % tile
         n_tiles = (batch + pad) // tile
@@ -1152,22 +1192,25 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
                                        shared, is_leaf=lambda a: a is None)
             return run(p, Q, V, rows if ctrl_axis is None else R)
 
-        status, (qs, vs, ws) = jax.lax.map(one, (p_t, Qt, Vt, Rt))
+        status, (qs, vs, ws), recs = jax.lax.map(one, (p_t, Qt, Vt, Rt))
         # (n_tiles, ..., tile) -> (..., batch)
         untile = lambda x: jnp.moveaxis(x, 0, -2).reshape(x.shape[1:-1] + (-1,))[..., :batch]
         status, qs, vs, ws = untile(status), untile(qs), untile(vs), untile(ws)
+        recs = tuple(untile(r) for r in recs)
     ys = (jnp.moveaxis(qs, -1, 0), jnp.moveaxis(vs, -1, 0), jnp.moveaxis(ws, -1, 0))
+    recs = Record(*(jnp.moveaxis(r, -1, 0) for r in recs)) if rec_on else None
 
-    def diag(p, q0m, v0m, ysm, s, c):
+    def diag(p, q0m, v0m, ysm, s, c, r):
         u_at = _controls_fn(ctrl_fn, c, n_steps, nu, dtype)
         return _diagnostics(mech, p, q0m, v0m, ysm, t0, u_at, dt=dt, n_save=n_save,
                             save_every=save_every, solver=solver, stabilizer=stabilizer,
                             status=s, drift_tol=drift_tol, energy_tol=energy_tol,
-                            n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32))
+                            n_taken=jnp.asarray(n_steps, jnp.int32), n_rej=jnp.zeros((), jnp.int32),
+                            recs=r)
 
     c_axis = None if ctrl_axis is None else 0
-    return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0, c_axis))(params, q0, v0, ys, status,
-                                                                     ctrl_arr)
+    return jax.vmap(diag, in_axes=(params_axis, 0, 0, 0, 0, c_axis, 0))(
+        params, q0, v0, ys, status, ctrl_arr, recs)
 
 
 # ------------------------------------------------------------- the callable module

@@ -160,3 +160,48 @@ def test_free_slider_crank_against_numpy_reference():
     assert float(a.energy_drift()) < 1e-8
     assert float(b.energy_drift()) < 1e-9
     np.testing.assert_allclose(a.q[-1], b.q[-1], atol=1e-8)
+
+
+@pytest.mark.parametrize("integrator", [mb.RK4(), mb.RK4(unroll=True), mb.Euler(),
+                                        mb.SemiImplicitEuler()])
+def test_step_record_is_the_solve_at_the_start_state(integrator):
+    """dynamics.step(record=True) hands out the Record at its start state, read off its
+    first evaluation of the vector field (what simulate_batch saves at a save point): it
+    equals an independent accelerations solve and energy evaluation there, and the step
+    itself is the step taken without recording. Driven slider-crank off its constraint
+    manifold's velocity level (so velocity_error is not 0), Baumgarte (its feedback enters
+    lam)."""
+    from jaxmbs.dynamics import step
+    mech, params, q0, v0 = slider_crank()
+    q = q0 + 1e-4 * jnp.arange(q0.size)
+    v = v0 + 0.01 * jnp.cos(jnp.arange(v0.size))
+    y, t, h = (q, v, jnp.zeros(())), 0.03, 1e-3
+    kw = dict(integrator=integrator, stabilizer=mb.Baumgarte(10.0), solver=mb.SchurCholesky())
+    y1, _, s1, rec = step(mech, params, t, y, h, None, record=True, **kw)
+    y0, _, s0 = step(mech, params, t, y, h, None, **kw)
+    for a, b in zip(y1, y0):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert int(s1) == int(s0)
+    acc = mb.accelerations(mech, params, q, v, t, stabilizer=mb.Baumgarte(10.0))
+    from jaxmbs.equations import constraint_terms, energy_terms
+    T, V = energy_terms(mech, params, q, v, t)
+    terms = constraint_terms(mech, params, q, v, t)
+    np.testing.assert_allclose(rec.lam, acc.lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rec.constraint_error, np.max(np.abs(terms.phi)), rtol=1e-12)
+    np.testing.assert_allclose(rec.velocity_error, np.max(np.abs(terms.jac @ v + terms.phit)),
+                               rtol=1e-12)
+    assert float(rec.velocity_error) > 1e-4  # (off the velocity manifold: a real check)
+    np.testing.assert_allclose(rec.kinetic, T, rtol=1e-13)
+    np.testing.assert_allclose(rec.potential, V, rtol=1e-13, atol=1e-13)
+
+
+def test_step_record_refused_by_an_integrator_without_it():
+    """record=True with an integrator that does not hand out its start state's Record
+    (here the symplectic RATTLE, which works on the DAE, not the vector field) is a
+    ValueError naming the integrators that do."""
+    from jaxmbs.dynamics import records, step
+    mech, params, q0, v0 = double_pendulum()
+    assert records(mb.RK4()) and not records(mb.Rattle())
+    with pytest.raises(ValueError, match="RK4, Euler or SemiImplicitEuler"):
+        step(mech, params, 0.0, (q0, v0, jnp.zeros(())), 1e-3, None, integrator=mb.Rattle(),
+             stabilizer=mb.Projection(), solver=mb.SchurCholesky(), record=True)

@@ -786,3 +786,33 @@ def test_keep_loops_above_sets_and_restores():
     finally:
         keep_loops_above(default)
     assert _xla.KEEP_LOOPS_EQNS == default
+
+
+def test_save_point_records_match_the_solve_at_the_save_points(monkeypatch):
+    """The batch-minor loop reads each save point's multipliers, errors and energies off
+    the next step's first stage, and steps once past the last save point for its own
+    (`jaxmbs.dynamics.Record`; the scalar form). Against the same loop that solves at the
+    save points instead (an integrator without `records`: RK4 with it switched off), one
+    save point every step and every 7 steps, per member controls (the extra step reads
+    the last row): the Trajectories agree to round-off, status included."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
+    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
+    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
+    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
+    m.add_load("f", "l2", force=(0.0, 1.0), control=0)
+    mech, params, q0, v0 = m.build()
+    B, n_steps = 6, 14
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    ctrl = jnp.sin(jnp.arange(B * n_steps, dtype=Q0.dtype)).reshape(B, n_steps, 1)
+    for save_every in (1, 7):
+        runs = []
+        for rec in (True, False):
+            monkeypatch.setattr(mb.RK4, "records", rec)
+            jax.clear_caches()
+            runs.append(S._simulate_batch_elementwise(
+                mech, params, Q0, V0, ctrl, (0.0, n_steps * 1e-3), 1e-3, None, 0, None,
+                save_every=save_every, form="scalar"))
+        assert runs[0].lam.shape == (B, n_steps // save_every + 1, mech.n_constraints)
+        assert np.all(np.asarray(runs[0].lam[:, -1]) != 0.0)  # (the last save point's too)
+        _compare(runs[0], runs[1], 1e-10, 1e-11)
