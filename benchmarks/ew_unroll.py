@@ -19,23 +19,12 @@ make_benchmarks_md.py renders every results/ew_unroll*.json.
 """
 from __future__ import annotations
 
-import argparse
-import os
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="*", default=["double_pendulum", "slider_crank"])
-    ap.add_argument("--stabilizers", nargs="*", default=["projection", "baumgarte"])
-    ap.add_argument("--batch", type=int, default=4096)
-    ap.add_argument("--steps", type=int, default=200)
+    from same_process_ab import parser, record, run_pairs, start, write
+    ap = parser(__doc__)
     ap.add_argument("--unrolled-eqns", type=int, default=10_000_000)
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
-    from same_process_ab import compare, pair_row, record, start, write
     jax, np, mb, M, machine_info = start()
     import jaxmbs.experimental.elementwise._interp as I
 
@@ -46,10 +35,7 @@ def main(argv=None):
     def set_budget(b):
         I.UNROLL_MAX_EQNS = default if b is None else b
 
-    for case in args.cases:
-        for stab in args.stabilizers:
-            m = compare(case, stab, args.batch, args.steps, budgets, set_budget, args.repeats)
-            res["rows"].append(pair_row(case, stab, m, budgets[0], budgets[1], "rolled", "unrolled"))
+    run_pairs(res, args, budgets, set_budget, ("rolled", "unrolled"))
     return write(res, "ew_unroll", args.out)
 
 

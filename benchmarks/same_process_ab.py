@@ -3,10 +3,12 @@ once per variant of a module-level setting, in one process, then timed alternate
 
 `start()` sets one XLA device per core and float64 before JAX starts and returns the modules;
 `compare(...)` compiles and times the variants of one case and stabiliser; `record(...)` and
-`write(...)` open and close the JSON result every script writes.
+`write(...)` open and close the JSON result every script writes; `parser(...)` and
+`run_pairs(...)` are the command line and the case-by-stabiliser loop they share.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -128,4 +130,28 @@ def write(res, script, out=None):
     with open(out, "w") as fh:
         json.dump(res, fh, indent=1)
     print("wrote", out)
+    return res
+
+
+def parser(doc, cases=("double_pendulum", "slider_crank")):
+    """The shared command line: --cases, --stabilizers, --batch, --steps, --repeats, --out
+    (a script adds its own options to it)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--cases", nargs="*", default=list(cases))
+    ap.add_argument("--stabilizers", nargs="*", default=["projection", "baumgarte"])
+    ap.add_argument("--batch", type=int, default=4096)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--out", default=None)
+    return ap
+
+
+def run_pairs(res, args, variants, set_variant, names, whole=False):
+    """`compare` the two variants for every case and stabiliser of args and append their
+    `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res."""
+    for case in args.cases:
+        for stab in args.stabilizers:
+            m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats,
+                        whole=whole)
+            res["rows"].append(pair_row(case, stab, m, variants[0], variants[1], *names))
     return res

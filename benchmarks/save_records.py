@@ -21,32 +21,17 @@ make_benchmarks_md.py renders every results/save_records*.json.
 """
 from __future__ import annotations
 
-import argparse
-
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="*", default=["double_pendulum", "slider_crank"])
-    ap.add_argument("--stabilizers", nargs="*", default=["projection", "baumgarte"])
-    ap.add_argument("--batch", type=int, default=4096)
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--repeats", type=int, default=7)
-    ap.add_argument("--out", default=None)
-    args = ap.parse_args(argv)
-    from same_process_ab import compare, pair_row, record, start, write
+    from same_process_ab import parser, record, run_pairs, start, write
+    args = parser(__doc__).parse_args(argv)
     jax, np, mb, M, machine_info = start()
-
-    variants = ("solved", "records")
     res = record("save_records", argv, batch=args.batch, steps=args.steps)
 
     def set_variant(v):
         mb.RK4.records = v != "solved"  # (None: the default, records)
 
-    for case in args.cases:
-        for stab in args.stabilizers:
-            m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats,
-                        whole=True)
-            res["rows"].append(pair_row(case, stab, m, "solved", "records", "solved", "records"))
+    run_pairs(res, args, ("solved", "records"), set_variant, ("solved", "records"), whole=True)
     return write(res, "save_records", args.out)
 
 

@@ -93,6 +93,13 @@ def record_of(mech, params, q, v, acc: Accelerations) -> Record:
     return Record(*(jnp.asarray(x, dtype) for x in (acc.lam, cerr, verr, kinetic, acc.potential)))
 
 
+def record_zeros(mech, dtype, *batch) -> Record:
+    """A Record of zeros of `mech`, with trailing batch axes `batch` on every field
+    (lam (m, *batch), the others (*batch,))."""
+    z = jnp.zeros(batch, dtype)
+    return Record(jnp.zeros((mech.n_constraints,) + batch, dtype), z, z, z, z)
+
+
 def records(integrator) -> bool:
     """Whether a fixed step of `integrator` evaluates the vector field at the step's start
     state and hands out the `Record` there (`advance(..., record=True)`), so that
@@ -138,8 +145,7 @@ class MechanismTerm(NamedTuple):
 
     def record_zeros(self, dtype):
         """A Record of zeros (the shapes `record` returns)."""
-        z = jnp.zeros((), dtype)
-        return Record(jnp.zeros((self.mech.n_constraints,), dtype), z, z, z, z)
+        return record_zeros(self.mech, dtype)
 
     def qdot(self, q, v):
         return self.mech.qdot(q, v)

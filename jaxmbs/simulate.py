@@ -22,7 +22,7 @@ import numpy as np
 
 from . import status as st
 from .banded import wants_sparse
-from .dynamics import Record, init_state, is_stateful, record_of, records
+from .dynamics import Record, init_state, is_stateful, record_of, record_zeros, records
 from .dynamics import _accelerations as accelerations  # (the engine's, without input checks)
 from .dynamics import accept as dyn_accept
 from .dynamics import attempt as dyn_attempt
@@ -1137,8 +1137,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
             # evaluated there: interval c records its first step's, and one more interval
             # of a single step (its result dropped) records the last save point's. No
             # second program solves at the save points (their compile time: issue 16).
-            z = jnp.zeros((m,), dtype)
-            rec0 = (jnp.zeros((mech.n_constraints, m), dtype), z, z, z, z)
+            rec0 = tuple(record_zeros(mech, dtype, m))
 
             def interval(carry, c):
                 def body(j, cr):

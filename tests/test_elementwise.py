@@ -238,6 +238,17 @@ def test_array_form_matches_vmap(monkeypatch):
     _compare(ew, vm, 1e-9, 1e-11)
 
 
+def _controlled_double_pendulum():
+    """A double pendulum with a vertical load on its second link set by control 0."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
+    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
+    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
+    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
+    m.add_load("f", "l2", force=(0.0, 1.0), control=0)
+    return m.build()
+
+
 @pytest.mark.parametrize("form", ["scalar", "array"])
 def test_batch_in_tiles_matches_vmap(monkeypatch, form):
     """Batches above EW_TILE_SCALAR / EW_TILE (scalar / array form) run tile by tile
@@ -245,13 +256,7 @@ def test_batch_in_tiles_matches_vmap(monkeypatch, form):
     monkeypatch.setattr(S, "EW_TILE", 4)
     monkeypatch.setattr(S, "EW_TILE_SCALAR", 4)
     jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
-    m = mb.Model(gravity=(0.0, -9.81))
-    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
-    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
-    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
-    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
-    m.add_load("f", "l2", force=(0.0, 1.0), control=0)
-    mech, params, q0, v0 = m.build()
+    mech, params, q0, v0 = _controlled_double_pendulum()
     if form == "array":
         monkeypatch.setattr(S, "EW_MAX_COORDS", 4)
     assert S._ew_form(mech, mb.SchurCholesky()) == form
@@ -795,13 +800,7 @@ def test_save_point_records_match_the_solve_at_the_save_points(monkeypatch):
     save points instead (an integrator without `records`: RK4 with it switched off), one
     save point every step and every 7 steps, per member controls (the extra step reads
     the last row): the Trajectories agree to round-off, status included."""
-    m = mb.Model(gravity=(0.0, -9.81))
-    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
-    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
-    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
-    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
-    m.add_load("f", "l2", force=(0.0, 1.0), control=0)
-    mech, params, q0, v0 = m.build()
+    mech, params, q0, v0 = _controlled_double_pendulum()
     B, n_steps = 6, 14
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
     ctrl = jnp.sin(jnp.arange(B * n_steps, dtype=Q0.dtype)).reshape(B, n_steps, 1)
