@@ -667,9 +667,19 @@ def _ab_rows(C):
     return L + [""]
 
 
+def _two_variant_files(results_dir, prefix, *args):
+    """`_two_variants` of every results/<prefix>*.json, in name order."""
+    import glob
+    L = []
+    for path in sorted(glob.glob(os.path.join(results_dir, f"{prefix}*.json"))):
+        L += _two_variants(_load(path), os.path.basename(path), *args)
+    return L
+
+
 def _two_variants(E, name, a, b, label_a, label_b, what):
     """The table of a same_process_ab.py result whose rows hold {a,b}_steps_per_s,
-    {a,b}_compile_s and {a,b}_ops (ew_unroll.py, rk_chain.py); ratio b / a."""
+    {a,b}_compile_s and {a,b}_ops (ew_unroll.py, rk_chain.py, save_records.py,
+    projection_factor.py); ratio b / a."""
     if not E:
         return []
     m = E["machine"]
@@ -722,19 +732,16 @@ def core_ab_section(results_dir):
               "| case | stabiliser | family core (unrolled) steps/s | planar-only core steps/s | ratio (rounds) | compile family / planar-only (s) |",
               "|---|---|---|---|---|---|"]
         L += _ab_rows(U)
-    import glob
-    for path in sorted(glob.glob(os.path.join(results_dir, "ew_unroll*.json"))):
-        L += _two_variants(_load(path), os.path.basename(path), "rolled", "unrolled",
-                           "rolled", "written out",
-                           "the family core's stage loop rolled (the default) and written out")
-    for path in sorted(glob.glob(os.path.join(results_dir, "rk_chain*.json"))):
-        L += _two_variants(_load(path), os.path.basename(path), "general", "chain",
-                           "general tableau", "chain form",
-                           "RK4's rolled stage loop in the general-tableau form (before c95a7a7: "
-                           "a stack of the four stages written with `ks.at[i].set(k)` and the "
-                           "tableau row `A[i]`, i the loop counter) and in the chain form "
-                           "(`jaxmbs.integrators._rk_chain`, the default since: the running sum "
-                           "and the last stage carried, the coefficients as scan inputs)")
+    L += _two_variant_files(results_dir, "ew_unroll", "rolled", "unrolled",
+                            "rolled", "written out",
+                            "the family core's stage loop rolled (the default) and written out")
+    L += _two_variant_files(results_dir, "rk_chain", "general", "chain",
+                            "general tableau", "chain form",
+                            "RK4's rolled stage loop in the general-tableau form (before c95a7a7: "
+                            "a stack of the four stages written with `ks.at[i].set(k)` and the "
+                            "tableau row `A[i]`, i the loop counter) and in the chain form "
+                            "(`jaxmbs.integrators._rk_chain`, the default since: the running sum "
+                            "and the last stage carried, the coefficients as scan inputs)")
     if not (A and B):
         return L
     L += ["## Family core against the planar-only core (accelerator, same call)", "",
@@ -811,14 +818,19 @@ def xla_flags_section(results_dir):
                      f"{g(sp['kept'])} | {cs['hoisted']:.1f} s | {g(sp['hoisted'])} | "
                      f"**{sp['kept'] / sp['hoisted']:.2f}** | {r['max_abs_difference']:.1e} |")
         L.append("")
-    for path in sorted(glob.glob(os.path.join(results_dir, "save_records*.json"))):
-        L += _two_variants(_load(path), os.path.basename(path), "solved", "records",
-                           "solved at the save points", "read off the next step",
-                           "the save points' multipliers, constraint errors and energies solved for "
-                           "in a second program (before this change) and read off the next step's "
-                           "first RK4 stage (`jaxmbs.dynamics.Record`, the default on the scalar "
-                           "batch-minor path since; compile = trace + lower + XLA, the whole "
-                           "Trajectory returned as a call without a jit around it returns it)")
+    L += _two_variant_files(results_dir, "save_records", "solved", "records",
+                            "solved at the save points", "read off the next step",
+                            "the save points' multipliers, constraint errors and energies solved for "
+                            "in a second program (before this change) and read off the next step's "
+                            "first RK4 stage (`jaxmbs.dynamics.Record`, the default on the scalar "
+                            "batch-minor path since; compile = trace + lower + XLA, the whole "
+                            "Trajectory returned as a call without a jit around it returns it)")
+    L += _two_variant_files(results_dir, "projection_factor", "refactor", "shared",
+                            "factorised twice", "one factorisation",
+                            "`jaxmbs.Projection` factorising the Schur complement again at the "
+                            "corrected position for the velocity correction (`refactor=True`, before "
+                            "this change) and taking it from the position correction's factor (the "
+                            "default since; `jaxmbs.project`); whole Trajectory returned")
     return L
 
 

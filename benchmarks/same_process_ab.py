@@ -45,13 +45,15 @@ def build_case(case):
     return M.build(case)
 
 
-def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whole=False):
+def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whole=False,
+            stabilizer_of=None):
     """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
     `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
     then time the executables alternately, `repeats` calls each. set_variant(None) restores
     the default. The compiled function returns the coordinates only (XLA then drops what
     they do not need: the multipliers, errors and energies of the save points), or with
     whole=True the whole Trajectory, as `simulate_batch` called without a jit around it does.
+    stabilizer_of(stabilizer, v), when given, builds the stabiliser of variant v instead.
     Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
     import jax
     import numpy as np
@@ -59,11 +61,14 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whol
     mech, params, q0, v0 = build_case(case)
     Q0 = np.tile(np.asarray(q0), (batch, 1))
     V0 = np.tile(np.asarray(v0), (batch, 1))
-    st = mb.Projection() if stabilizer == "projection" else mb.Baumgarte(10.0)
     mesh = mb.batch_mesh()
     out = {}
     for v in variants:
         set_variant(v)
+        if stabilizer_of is not None:
+            st = stabilizer_of(stabilizer, v)
+        else:
+            st = mb.Projection() if stabilizer == "projection" else mb.Baumgarte(10.0)
         jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
         def run(q, w):
             tr = mb.simulate_batch(mech, params, q, w, (0.0, steps * 1e-3), 1e-3,
@@ -146,12 +151,12 @@ def parser(doc, cases=("double_pendulum", "slider_crank")):
     return ap
 
 
-def run_pairs(res, args, variants, set_variant, names, whole=False):
+def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_of=None):
     """`compare` the two variants for every case and stabiliser of args and append their
     `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res."""
     for case in args.cases:
         for stab in args.stabilizers:
             m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats,
-                        whole=whole)
+                        whole=whole, stabilizer_of=stabilizer_of)
             res["rows"].append(pair_row(case, stab, m, variants[0], variants[1], *names))
     return res

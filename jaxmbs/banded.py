@@ -25,8 +25,8 @@ import numpy as np
 
 from . import status as st
 
-__all__ = ["SparseJacobian", "SparsePlan", "sparse_plan", "banded_schur", "wants_sparse",
-           "band_factor", "band_solve", "band_matvec"]
+__all__ = ["SparseJacobian", "SparsePlan", "sparse_plan", "banded_schur", "banded_projector",
+           "wants_sparse", "band_factor", "band_solve", "band_matvec"]
 
 
 class SparsePlan:
@@ -340,6 +340,31 @@ def wants_sparse(solver, mech) -> bool:
     return bool(mode) or (m >= BANDED_MIN_ROWS and 4 * plan.w <= m)
 
 
+def _schur_band_factor(M, jac: SparseJacobian, regularization, tol):
+    """(B, stop_gradient(B), R, dropped): the Schur complement in band storage
+    (`schur_band`, regularised) and its `band_factor` at the pivot tolerance `schur_tol`."""
+    from .saddle import schur_tol
+
+    B = schur_band(M, jac)
+    if regularization:
+        B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
+    Bs = jax.lax.stop_gradient(B)
+    R, dropped = band_factor(Bs, schur_tol(B.dtype, tol))
+    return B, Bs, R, dropped
+
+
+def banded_projector(M, jac: SparseJacobian, regularization=0.0, tol=None):
+    """correction(r) = -M^-1 Phi_q^T A^-1 r (n,) for r (m,), from one banded factor of
+    A = Phi_q M^-1 Phi_q^T (see `jaxmbs.saddle.SchurCholesky.projector`)."""
+    plan = jac.plan
+    B, _, R, _ = _schur_band_factor(M, jac, regularization, tol)
+
+    def correction(r):
+        lam_p, _ = _band_lam(B, R, r[plan.perm])
+        return -M.solve(jac.rmatvec(lam_p[plan.pos]))
+    return correction
+
+
 def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None):
     """(qdd, lam, status) of the saddle system by the banded Schur complement.
 
@@ -348,14 +373,8 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     `lax.custom_linear_solve` (the factorisation is never differentiated)."""
     MinvQ = M.solve(Q)
     plan = jac.plan
-    B = schur_band(M, jac)
-    if regularization:
-        B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
-    from .saddle import checked_rows, inconsistent, row_scale, schur_tol
-
-    ptol = schur_tol(B.dtype, tol)
-    Bs = jax.lax.stop_gradient(B)
-    R, dropped = band_factor(Bs, ptol)
+    B, Bs, R, dropped = _schur_band_factor(M, jac, regularization, tol)
+    from .saddle import checked_rows, inconsistent, row_scale
     # J M^-1 Q and, for the check below, the magnitude of its terms sum_k |J_ik (M^-1 Q)_k|
     # (same gathers); both permuted into band order by one gather
     ve = jnp.concatenate([MinvQ, jnp.zeros((1,), MinvQ.dtype)])

@@ -17,7 +17,7 @@ import jax.numpy as jnp
 from . import status as st
 from ._rare import rare_cond
 from ._small import matmul
-from .banded import SparseJacobian, banded_schur
+from .banded import SparseJacobian, banded_projector, banded_schur
 from ._tree import static_class
 
 __all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
@@ -146,7 +146,15 @@ class CholeskyFactor:
 
 
 def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
-    """x = A^-1 b for a symmetric positive (semi-)definite A, differentiated implicitly.
+    """x = A^-1 b for a symmetric positive (semi-)definite A, differentiated implicitly
+    (`_implicit_spd_solver`). Returns (x, dropped (m,) bool)."""
+    solve, dropped = _implicit_spd_solver(A, tol, unroll_max)
+    return solve(b), dropped
+
+
+def _implicit_spd_solver(A, tol=None, unroll_max=12):
+    """(solve, dropped): solve(b) = A^-1 b for a symmetric positive (semi-)definite A,
+    differentiated implicitly, from one factorisation shared by every call.
 
     `lax.custom_linear_solve`: derivatives flow through the product A x only (dx =
     A^-1 (db - dA x), and the transposed solve for reverse mode reuses the factor), so the
@@ -154,7 +162,7 @@ def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
     stores the factor (two arrays) instead of every intermediate of an unrolled
     factorisation: about 4x less reverse-mode time for long rollouts (BENCHMARKS.md).
     Rows of A that depend on earlier ones are dropped (`CholeskyFactor`): x is then the
-    solution without them (0 in their entries). Returns (x, dropped (m,) bool).
+    solution without them (0 in their entries).
     """
     f = CholeskyFactor(jax.lax.stop_gradient(A), tol, unroll_max)
     if f.unrolled:
@@ -171,8 +179,10 @@ def _implicit_spd_solve(A, b, tol=None, unroll_max=12):
     else:
         def solve(_, rhs):
             return f.solve(rhs)
-    x = jax.lax.custom_linear_solve(lambda y: matmul(A, y), b, solve, symmetric=True)
-    return x, f.dropped
+
+    def apply(b):
+        return jax.lax.custom_linear_solve(lambda y: matmul(A, y), b, solve, symmetric=True)
+    return apply, f.dropped
 
 
 def _refined_solve(A, A_reg, b, steps, tol=None, unroll_max=12):
@@ -314,11 +324,7 @@ class SchurCholesky:
         MinvQ = M.solve(Q)
         if jac.shape[0] == 0:
             return MinvQ, jnp.zeros((0,), Q.dtype), jnp.zeros((), jnp.int32)
-        MinvJt = M.solve(jac.T)  # (n, m)
-        A = matmul(jac, MinvJt)
-        A_reg = A
-        if self.regularization:
-            A_reg = A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
+        MinvJt, A, A_reg = self._schur(M, jac)
         JMQ = matmul(jac, MinvQ)
         if self.regularization and self.refine:
             lam, bad = _refined_solve(A, A_reg, JMQ - gamma, self.refine, self.tol, self.unroll_max)
@@ -326,6 +332,32 @@ class SchurCholesky:
             lam, bad = dropping_schur_solve(A_reg, JMQ, gamma, jnp.dot(Q, MinvQ), self.tol, self.unroll_max)
         qdd = MinvQ - matmul(MinvJt, lam)
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
+
+
+    def _schur(self, M, jac):
+        """(M^-1 J^T (n, m), A = J M^-1 J^T (m, m), A regularised) of the dense path."""
+        MinvJt = M.solve(jac.T)
+        A = matmul(jac, MinvJt)
+        if not self.regularization:
+            return MinvJt, A, A
+        return MinvJt, A, A + self.regularization * jnp.mean(jnp.diagonal(A)) * jnp.eye(A.shape[0], dtype=A.dtype)
+
+    def projector(self, M, jac):
+        """The least-M-norm correction of one factorisation, for several right-hand sides:
+        returns correction(r) = dx (n,) with Phi_q dx = -r (the rows dropped as dependent
+        left out), dx = -M^-1 Phi_q^T A^-1 r, A = Phi_q M^-1 Phi_q^T factorised once here
+        (M (n x n) and Phi_q (m x n) at one state; r (m,) in the units of the rows).
+        Differentiated implicitly, as `solve`. `jaxmbs.project` uses it to take the
+        velocity correction from the factor of its last position correction. Returns None
+        where this solver has no such factor (massless extra coordinates, `refine`): the
+        caller then calls `solve` per right-hand side."""
+        if isinstance(jac, SparseJacobian):
+            return banded_projector(M, jac, self.regularization, self.tol)
+        if getattr(M, "n_extra", 0) or (self.regularization and self.refine) or jac.shape[0] == 0:
+            return None
+        MinvJt, _, A_reg = self._schur(M, jac)
+        solve, _ = _implicit_spd_solver(A_reg, schur_tol(A_reg.dtype, self.tol), self.unroll_max)
+        return lambda r: -matmul(MinvJt, solve(r))
 
 
 def dropping_schur_solve(A, JMQ, gamma, QMQ, tol=None, unroll_max=12):
