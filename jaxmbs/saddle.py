@@ -333,7 +333,6 @@ class SchurCholesky:
         qdd = MinvQ - matmul(MinvJt, lam)
         return qdd, lam, jnp.where(bad, st.SINGULAR, st.OK).astype(jnp.int32)
 
-
     def _schur(self, M, jac):
         """(M^-1 J^T (n, m), A = J M^-1 J^T (m, m), A regularised) of the dense path."""
         MinvJt = M.solve(jac.T)

@@ -94,9 +94,10 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None, refactor=Fals
     `SchurCholesky`): the velocity correction dv = -M^-1 J^T A^-1 r, r = Phi_q(q1) v + Phi_t
     at the corrected position q1, uses the factor of A = J M^-1 J^T with J = Phi_q(q0) of
     the last position correction, q0 = q1 (-) dq. It leaves the velocity residual
-    (Phi_q(q1) - Phi_q(q0)) M^-1 J^T A^-1 r, of relative size |dq| (the step's drift,
-    1e-10 or less at the default tolerance) where refactor=True leaves round-off; the
-    corrected v differs from the exact projection's by as little. Nonholonomic rows (the
+    (Phi_q(q1) - Phi_q(q0)) M^-1 J^T A^-1 r, first order in the position correction |dq|,
+    where refactor=True leaves round-off (slider-crank, RK4, dt = 1e-3, 1 s: max
+    |Phi_q v + Phi_t| 3.8e-12 against 3.6e-15); the corrected v differs from the exact
+    projection's by as little relative to dv. Nonholonomic rows (the
     velocity step then has rows the position step has not) and solvers without a
     `projector` always factorise again.
     """
