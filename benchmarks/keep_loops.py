@@ -2,13 +2,13 @@
 compile time and steps/s of the same element-wise program both ways, same process,
 alternating calls.
 
-Member programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` jaxpr equations keep their loops
-(a custom call in each loop body, which XLA:CPU's small-while-loop hoisting skips); below,
-XLA compiles each small loop as one LLVM function. For each case and stabiliser this
-compiles `simulate_batch` (RK4, dt = 1e-3, float64, one XLA device per core,
-`mesh=jaxmbs.batch_mesh()`) with the threshold at its value ("kept" for the programs above
-it) and out of reach ("hoisted"), and times the executables alternately, median of
-`--repeats`.
+Member programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` jaxpr equations, and programs that a
+call evaluates fewer than `jaxmbs._xla.KEEP_LOOPS_WORK` times per equation and device, keep
+their loops (a custom call in each loop body, which XLA:CPU's small-while-loop hoisting
+skips); otherwise XLA compiles each small loop as one LLVM function. For each case and
+stabiliser this compiles `simulate_batch` (RK4, dt = 1e-3, float64, one XLA device per core,
+`mesh=jaxmbs.batch_mesh()`) with the loops kept ("kept") and never kept ("hoisted",
+`keep_loops_above(None)`), and times the executables alternately, median of `--repeats`.
 
     python benchmarks/keep_loops.py [--cases spatial_slider_crank:4096] [--steps 200]
         [--out benchmarks/results/keep_loops_jax<version>.json]
@@ -35,10 +35,11 @@ def main(argv=None):
 
     saved = _xla.KEEP_LOOPS_EQNS
     res = record("keep_loops", argv, steps=args.steps, keep_loops_eqns=saved,
+                 keep_loops_work=_xla.KEEP_LOOPS_WORK,
                  hoists_small_loops=_xla.hoists_small_loops(), repeats=args.repeats)
 
-    def set_variant(v):
-        _xla.KEEP_LOOPS_EQNS = 10**12 if v == "hoisted" else saved
+    def set_variant(v):  # (kept: every program keeps its loops; hoisted: none does)
+        _xla.KEEP_LOOPS_EQNS = {"hoisted": 2**62, "kept": 0}.get(v, saved)
 
     for spec in args.cases:
         case, B = spec.split(":")[0], int(spec.split(":")[1])

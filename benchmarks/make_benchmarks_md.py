@@ -797,13 +797,16 @@ def xla_flags_section(results_dir):
                      f"{g(r['steps_per_s'])} | {r.get('steps_per_s_ratio_vs_default', float('nan')):.2f} | "
                      f"{r['max_abs_diff_q_vs_default']:.1e} |")
         L.append("")
-    for path in sorted(glob.glob(os.path.join(results_dir, "keep_loops_jax*.json"))):
+    for path in sorted(glob.glob(os.path.join(results_dir, "keep_loops*_jax*.json"))):
         K = _load(path)
         if not K:
             continue
         m = K["machine"]
+        work = (f", and programs that a call evaluates fewer than {K['keep_loops_work']} times per "
+                "equation and device (their compile would cost more than the hoisted form saves)"
+                if K.get("keep_loops_work") else "")
         L += [f"**{os.path.basename(path)}**: what jaxmbs does about it. Member programs above "
-              f"{K['keep_loops_eqns']} jaxpr equations keep their loops (`jaxmbs._xla.keep_loop`: a "
+              f"{K['keep_loops_eqns']} jaxpr equations{work} keep their loops (`jaxmbs._xla.keep_loop`: a "
               "custom call in each loop body, which the hoisting skips); the same program compiled "
               "both ways, same process, timed alternately, median of "
               f"{K.get('repeats', 6)} calls each: "

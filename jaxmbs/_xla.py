@@ -140,12 +140,35 @@ KEEP_LOOPS_EQNS = 8000  # member-program size (jaxpr equations, sub-jaxprs count
 # 211.5 s at 0.87x the steps/s (0.93x in a second run) with Projection, 15.2 s against 70.4 s
 # at 0.97x with Baumgarte; identical results. The 183 s are worth 3.7e8 member-steps at the
 # Projection rates: shorter runs finish sooner with the loops kept.
+KEEP_LOOPS_WORK = 6000  # member evaluations per device per member-program equation: a call
+# that evaluates its program fewer times than KEEP_LOOPS_WORK x equations keeps its loops
+# whatever its size (`keeps_loops`). The hoisted form saves run time in proportion to the
+# evaluations; it costs compile time, which grows with the program. Measured 2026-11-29,
+# jaxlib 0.12.0.1, 2 cores, batch 4096 over 2 devices, RK4, 200 steps, kept against hoisted
+# in one process (benchmarks/keep_loops.py, results/keep_loops_planar_jax0.12.0.1.json; two
+# runs): double pendulum Projection compile 3.9-4.3 against 4.7-5.9 s at 0.68-0.79x the
+# steps/s, Baumgarte 2.4-2.8 / 3.0-3.7 s at 0.75-0.80x; slider-crank Projection 5.6-6.4 /
+# 11.2-11.7 s at 0.83-0.84x, Baumgarte 3.5-3.9 / 5.8-5.9 s at 0.81-0.86x. Equal total time
+# (compile + run) at 2.6e3-2.7e3 (double pendulum, Projection) to 9.1e3 (slider-crank,
+# Baumgarte) evaluations per device per equation (spatial slider-crank, Projection: 6.7e3);
+# calls near the threshold can lose up to about their compile-time difference.
 
 
 def hoists_small_loops(version: tuple | None = None) -> bool:
     """Whether this jaxlib's XLA:CPU compiles small while loops as one LLVM function."""
     v = jaxlib_version() if version is None else version
     return v >= HOISTS_SMALL_LOOPS
+
+
+def keeps_loops(eqns: int, work: int | None = None) -> bool:
+    """Whether a batch-minor program of `eqns` member equations keeps its loops (on a jaxlib
+    that hoists small loops; the caller checks that and the backend): above KEEP_LOOPS_EQNS
+    equations, or when `work` (member evaluations per device over the calls the compile
+    serves, when the caller knows it) is below KEEP_LOOPS_WORK x eqns. Never after
+    `keep_loops_above(None)` (KEEP_LOOPS_EQNS >= 2**62)."""
+    if KEEP_LOOPS_EQNS >= 2**62:
+        return False
+    return eqns > KEEP_LOOPS_EQNS or (work is not None and work < KEEP_LOOPS_WORK * eqns)
 
 
 def keep_loop(x, k):

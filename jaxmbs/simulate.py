@@ -1111,8 +1111,11 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         ((q, v, w), status), rec = one(((q, v, w), status), k)
         return (q, v, w, status) + (tuple(rec) if rec_on else ())
 
+    # (the scalar form: the member evaluations this compile serves, per device, decide
+    # whether its loops stay loops on XLA:CPU releases that hoist small ones; jaxmbs._xla)
+    work = dict(work=batch * (n_steps + rec_on)) if vectorise is elementwise_vmap else {}
     ew_step = vectorise(member_step, out_axes=-1,
-                        in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None))
+                        in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None), **work)
 
     def run(p, Q, V, rows):
         """One tile: Q, V (n, members); rows: controls (n_steps, nu[, members]) or None.

@@ -728,6 +728,7 @@ def _dp_elementwise_program(keep, monkeypatch):
     double-pendulum run, its loops kept (`jaxmbs._xla.keep_loop`) or not."""
     from jaxmbs import _xla
     monkeypatch.setattr(_xla, "KEEP_LOOPS_EQNS", 0 if keep else 10**9)
+    monkeypatch.setattr(_xla, "KEEP_LOOPS_WORK", 0)  # (the choice by size alone)
     monkeypatch.setattr(_xla, "hoists_small_loops", lambda version=None: True)
     jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
     mech, params, q0, v0 = double_pendulum()
@@ -777,6 +778,41 @@ def test_keep_loops_is_chosen_by_program_size():
     f = mb.elementwise_vmap(lambda x: jnp.sin(x) * 2.0, keep_loops=True)
     np.testing.assert_allclose(f(jnp.linspace(0.0, 1.0, 4)), np.sin(np.linspace(0.0, 1.0, 4)) * 2.0)
     assert f.keeps_loops is True
+
+
+def test_keep_loops_follows_the_run_length(monkeypatch):
+    """A program below KEEP_LOOPS_EQNS keeps its loops when the call evaluates it fewer than
+    KEEP_LOOPS_WORK times per equation per device (its compile time would not pay off), and
+    is hoisted for a long run; keep_loops_above(None) means never."""
+    from jaxmbs import _xla
+    from jaxmbs.experimental.elementwise import keep_loops_above
+    assert _xla.keeps_loops(100, 10**5) == (10**5 < _xla.KEEP_LOOPS_WORK * 100)
+    assert _xla.keeps_loops(100, None) == (100 > _xla.KEEP_LOOPS_EQNS)
+    assert _xla.keeps_loops(_xla.KEEP_LOOPS_EQNS + 1, 10**15)
+    assert not _xla.keeps_loops(100, _xla.KEEP_LOOPS_WORK * 100)
+    monkeypatch.setattr(_xla, "hoists_small_loops", lambda version=None: True)
+    mech, params, q0, v0 = double_pendulum()
+    B = 4
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+
+    def lowered(n_steps):
+        jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
+        f = jax.jit(lambda q, v: mb.simulate_batch(
+            mech, params, q, v, (0.0, n_steps * 1e-3), 1e-3, save_every=n_steps,
+            params_axis=None, vectorize="elementwise", check_initial=False).q)
+        return f.lower(Q0, V0).as_text()
+
+    # (the double pendulum's member program, about 3e3 equations, is below KEEP_LOOPS_EQNS:
+    # the long run is hoisted)
+    short, long_ = 10, 10**9 // B
+    assert "custom_call" in lowered(short)
+    assert "custom_call" not in lowered(long_)
+    old = keep_loops_above(None)
+    try:
+        assert "custom_call" not in lowered(short)
+    finally:
+        keep_loops_above(old)
+        jax.clear_caches()
 
 
 def test_keep_loops_above_sets_and_restores():

@@ -23,7 +23,9 @@ def keep_loops_above(eqns: int | None) -> int | None:
     Kept loops compile several times faster and run a little slower (spatial slider-crank,
     jaxlib 0.12.0.1, 2 cores, Projection: 28 s against 212 s to compile, 0.87-0.93x the
     steps/s; BENCHMARKS.md). The default, 8000, keeps the loops of the spatial slider-crank
-    and not those of the planar examples. It applies to programs traced after the call: a
+    in every call. Smaller programs also keep them in calls too short to pay for the hoisted
+    form's compile (`jaxmbs._xla.KEEP_LOOPS_WORK`); None switches both rules off. It
+    applies to programs traced after the call: a
     `simulate_batch` already compiled for the same shapes and options is reused as it is
     (`jax.clear_caches()` drops it)."""
     from ... import _xla

@@ -960,17 +960,20 @@ def _member_program(fun, args, in_axes):
     return leaves, axes_flat, batch, member, closed, out_avals, out_tree
 
 
-def _keeps_loops(closed) -> bool:
+def _keeps_loops(closed, work=None) -> bool:
     """Whether the loops written for this member program go through `jaxmbs._xla.keep_loop`:
     on XLA:CPU releases that compile small loops as one LLVM function, for member programs
-    above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations."""
+    above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations, or evaluated fewer than
+    `jaxmbs._xla.KEEP_LOOPS_WORK` times per equation (`work`: evaluations per device, when
+    known; `jaxmbs._xla.keeps_loops`)."""
     from ... import _xla
     return (jax.default_backend() == "cpu" and _xla.hoists_small_loops()
-            and _size(closed) > _xla.KEEP_LOOPS_EQNS)
+            and _xla.keeps_loops(_size(closed), work))
 
 
 def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: int = 0,
-                     fences: bool | None = None, keep_loops: bool | None = None) -> Callable:
+                     fences: bool | None = None, keep_loops: bool | None = None,
+                     work: int | None = None) -> Callable:
     """Vectorise `fun` over a batch like `jax.vmap(fun, in_axes, out_axes)`, but
     batch-minor and element-wise: see the module docstring for how, and for when it pays
     off (small per-member programs) and what it does not support.
@@ -987,8 +990,13 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
     keep_loops: pass every loop it writes through `jaxmbs._xla.keep_loop`, so that XLA:CPU
       (jaxlib >= 0.11) does not compile the loop as one LLVM function; None: for member
       programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations on the CPU backend of those
-      releases. After a call, `wrapped.keeps_loops` says what was chosen (a caller that
-      loops over the wrapped function keeps its own loop the same way).
+      releases, or for programs that run too few times to pay for the hoisted form's longer
+      compile (`work`). After a call, `wrapped.keeps_loops` says what was chosen (a caller
+      that loops over the wrapped function keeps its own loop the same way).
+    work: how many member evaluations per device the compiled program will serve (batch
+      per device x calls, e.g. x steps in a loop), when known: with keep_loops=None, a
+      program evaluated fewer than `jaxmbs._xla.KEEP_LOOPS_WORK` times per equation keeps
+      its loops whatever its size (compile time saved exceeds run time lost).
     Returns a function of the batched arguments. Composes with `jit`, `grad`, `jax.vmap`.
     Raises NotImplementedError (when called) for primitives it cannot write out.
     """
@@ -1009,7 +1017,7 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
                 x2 = jnp.reshape(x, (batch, size)).T if ax == 0 else jnp.reshape(x, (size, batch))
                 rows.append([x2[i] for i in range(size)])
         use_fences = (jax.default_backend() == "cpu") if fences is None else fences
-        keep = _keeps_loops(closed) if keep_loops is None else bool(keep_loops)
+        keep = _keeps_loops(closed, work) if keep_loops is None else bool(keep_loops)
         wrapped.keeps_loops = keep
         ctx = _Ctx(batch, use_fences, keep)
 
