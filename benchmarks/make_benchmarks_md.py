@@ -834,6 +834,13 @@ def xla_flags_section(results_dir):
                             "corrected position for the velocity correction (`refactor=True`, before "
                             "this change) and taking it from the position correction's factor (the "
                             "default since; `jaxmbs.project`); whole Trajectory returned")
+    L += _two_variant_files(results_dir, "array_records", "vmap", "minor_vmap",
+                            "jax.vmap", "minor_vmap",
+                            "the array form's (banded chains') save-point multipliers, constraint "
+                            "errors and energies solved by `jax.vmap` (before this change) and by one "
+                            "batch-minor program over every (member, save point) pair (`minor_vmap`, "
+                            "the default since; runs without controls); whole Trajectory returned, as "
+                            "a call without a jit around it returns it")
     return L
 
 
