@@ -463,6 +463,12 @@ def _fixed_chunk(mech, params, t0, u_at, *, dt, save_every, integrator, stabiliz
     return chunk
 
 
+def _record_at(mech, params, q, v, t, u, solver, stabilizer):
+    """The Record at one saved state, solved for there (`dynamics.record_of`)."""
+    acc = accelerations(mech, params, q, v, t, u, solver=solver, stabilizer=stabilizer)
+    return record_of(mech, params, q, v, acc)
+
+
 def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, solver,
                  stabilizer, status, drift_tol, n_taken, n_rej, energy_tol=ENERGY_TOL,
                  recs=None):
@@ -478,8 +484,7 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
     ts = t0 + dt * ks.astype(dtype)
 
     def diag(q, v, t, k):
-        acc = accelerations(mech, params, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
-        return record_of(mech, params, q, v, acc)
+        return _record_at(mech, params, q, v, t, u_at(t, k), solver, stabilizer)
 
     lam, cerr, verr, T, V = jax.vmap(diag)(qs, vs, ts, ks) if recs is None else recs
     status = status | jnp.where(jnp.max(cerr) > drift_tol, st.DRIFT, 0).astype(jnp.int32)
@@ -1101,8 +1106,7 @@ def _save_point_records(mech, params, q0, v0, ys, t0, *, params_axis, dt, n_save
 
     def rec(p, q, v, k):
         t = t0 + dt * k.astype(dtype)
-        acc = accelerations(mech, p, q, v, t, u_at(t, k), solver=solver, stabilizer=stabilizer)
-        return tuple(record_of(mech, p, q, v, acc))
+        return tuple(_record_at(mech, p, q, v, t, u_at(t, k), solver, stabilizer))
 
     out = minor_vmap(rec, in_axes=(params_axis, 0, 0, 0), out_axes=0)(P, Q, V, ks)
     return Record(*(r.reshape((batch, S) + r.shape[1:]) for r in out))
