@@ -841,6 +841,14 @@ def xla_flags_section(results_dir):
                             "batch-minor program over every (member, save point) pair (`minor_vmap`, "
                             "the default since; runs without controls); whole Trajectory returned, as "
                             "a call without a jit around it returns it")
+    L += _two_variant_files(results_dir, "fusion_emitters", "fusion", "legacy",
+                            "fusion emitters", "LLVM IR emitters",
+                            "XLA:CPU's fusion emitters (the jaxlib 0.10 default) against its LLVM IR "
+                            "emitters (`xla_cpu_use_fusion_emitters=False`, which `simulate_batch` "
+                            "passes to its program on jaxlib 0.10 when it takes the scalar "
+                            "batch-minor form: double pendulum, slider-crank; the chains run the "
+                            "array form, which keeps the default), the same lowered program; whole "
+                            "Trajectory returned; compile = trace + lower + XLA")
     return L
 
 

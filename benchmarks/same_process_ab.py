@@ -46,15 +46,17 @@ def build_case(case):
 
 
 def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whole=False,
-            stabilizer_of=None):
+            stabilizer_of=None, compile_options_of=None):
     """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
     `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
     then time the executables alternately, `repeats` calls each. set_variant(None) restores
     the default. The compiled function returns the coordinates only (XLA then drops what
     they do not need: the multipliers, errors and energies of the save points), or with
     whole=True the whole Trajectory, as `simulate_batch` called without a jit around it does.
-    stabilizer_of(stabilizer, v), when given, builds the stabiliser of variant v instead.
-    Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
+    stabilizer_of(stabilizer, v), when given, builds the stabiliser of variant v instead;
+    compile_options_of(v), when given, the XLA compiler options its program is compiled with
+    (the same lowering; the jit around `simulate_batch` means that simulate_batch itself adds
+    none, `jaxmbs._xla.scalar_form_options`). Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
     import jax
     import numpy as np
     import jaxmbs as mb
@@ -78,7 +80,7 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whol
         f = jax.jit(run)
         t0 = time.perf_counter()
         low = f.lower(Q0, V0)
-        c = low.compile()
+        c = low.compile(compile_options_of(v)) if compile_options_of else low.compile()
         compile_s = time.perf_counter() - t0
         res = c(Q0, V0)
         out[v] = dict(exe=c, compile_s=compile_s,
@@ -151,12 +153,14 @@ def parser(doc, cases=("double_pendulum", "slider_crank")):
     return ap
 
 
-def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_of=None):
+def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_of=None,
+              compile_options_of=None):
     """`compare` the two variants for every case and stabiliser of args and append their
     `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res."""
     for case in args.cases:
         for stab in args.stabilizers:
             m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats,
-                        whole=whole, stabilizer_of=stabilizer_of)
+                        whole=whole, stabilizer_of=stabilizer_of,
+                        compile_options_of=compile_options_of)
             res["rows"].append(pair_row(case, stab, m, variants[0], variants[1], *names))
     return res

@@ -1,6 +1,8 @@
 """What jaxmbs works around in particular jaxlib releases, version-gated here, in one place:
-batched CPU LAPACK calls that can deadlock (jaxlib 0.10 to 0.11), and XLA:CPU compiling
-small loops as one LLVM function (jaxlib >= 0.11; at the end of this module).
+batched CPU LAPACK calls that can deadlock (jaxlib 0.10 to 0.11), XLA:CPU compiling
+small loops as one LLVM function (jaxlib >= 0.11), and XLA:CPU's fusion emitters, slower to
+compile and to run on the scalar batch-minor program (jaxlib 0.10; the last two at the end of
+this module).
 
 jaxlib 0.10.0 to 0.11.x split a batched LAPACK call (LU, QR, SVD, eigh, Cholesky, triangular
 solve) over XLA:CPU's intra-op thread pool once batch x cost >= 2e5 flops
@@ -179,3 +181,56 @@ def keep_loop(x, k):
     a = jnp.where(k >= 0, 1.0, 4.0).astype(jnp.float32).reshape(1, 1)
     one = jax.lax.linalg.cholesky(a, symmetrize_input=False)[0, 0]  # 1 for every k >= 0
     return jnp.where(one == 1.0, x, jnp.zeros_like(x))
+
+
+# ---------------------------------------------------------------- XLA:CPU fusion emitters
+# jaxlib 0.10: XLA:CPU emits its fusions through the MLIR "fusion emitters" by default
+# (DebugOptions.xla_cpu_use_fusion_emitters). On the scalar batch-minor program (every value
+# one batch vector: thousands of small element-wise fusions) the older LLVM IR emitters
+# compile faster and run faster. Measured 2026-11-29, jaxlib 0.10.2, 2 cores, batch 4096 over
+# 2 XLA devices, RK4, 100 steps, float64, the same lowered program compiled both ways, same
+# process, alternating calls (benchmarks/fusion_emitters.py, results/fusion_emitters_jax0.10.2
+# .json): double pendulum 1.42x the steps/s with Projection (compile, trace included, 3.9 ->
+# 3.1 s), 1.50x with Baumgarte (2.5 -> 2.0 s); slider-crank 1.18x (5.6 -> 4.9 s) and 1.24x
+# (3.7 -> 3.3 s); identical results.
+# The array form (banded chains) ran at 0.87-0.97x with them (chain8/16/32), so it keeps the
+# default. jaxlib 0.12.0.1 takes no such compile option (its emitters ran the same programs 1.7-2x faster
+# than 0.10.2's). Only the releases measured get it; the option is probed before use.
+LEGACY_EMITTERS = ((0, 10, 0), (0, 11, 0))  # [first, first not) releases that get it
+SCALAR_FORM_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+_accepted: dict = {}
+
+
+def _accepts(options: dict) -> bool:
+    """Whether this jaxlib's compiler takes `options` (compiled once on a tiny program)."""
+    key = tuple(sorted(options.items()))
+    if key not in _accepted:
+        import jax
+        import jax.numpy as jnp
+        try:
+            jax.jit(lambda x: x + 1).lower(jnp.zeros((), jnp.float32)).compile(dict(options))
+            _accepted[key] = True
+        except Exception:  # noqa: BLE001  (an unknown option: INVALID_ARGUMENT)
+            _accepted[key] = False
+    return _accepted[key]
+
+
+def at_top_level() -> bool:
+    """Whether no jax trace or transformation is active: jax takes `compiler_options` only on a
+    top-level `jax.jit` (under an outer jit, and on jax 0.10 under grad, it raises). Reads
+    jax's internal trace state; False where that is not there (no options then)."""
+    try:
+        from jax._src import core
+        return bool(core.trace_state_clean())
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def scalar_form_options(version: tuple | None = None) -> dict:
+    """XLA compiler options for a top-level program built around the scalar batch-minor form
+    (`jaxmbs.elementwise_vmap`) on the CPU: {} except on the releases of LEGACY_EMITTERS
+    whose compiler takes SCALAR_FORM_OPTIONS (the caller checks `at_top_level`)."""
+    v = jaxlib_version() if version is None else version
+    if not LEGACY_EMITTERS[0] <= v < LEGACY_EMITTERS[1] or not _accepts(SCALAR_FORM_OPTIONS):
+        return {}
+    return dict(SCALAR_FORM_OPTIONS)

@@ -718,9 +718,10 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         params, q0, v0, ctrl_arr = _on_mesh(mesh, (params, q0, v0, ctrl_arr),
                                             (params_axis, state_axis, state_axis,
                                              0 if ctrl_arr is not None and ctrl_arr.ndim == 3 else None))
-    return _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span,
-                               dt=dt, paxes=paxes, state_axis=state_axis, vectorize=vectorize,
-                               mesh=mesh, ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
+    program = _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs)
+    return program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
+                   paxes=paxes, state_axis=state_axis, vectorize=vectorize, mesh=mesh,
+                   ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
 
 
 def _on_mesh(mesh, args, axes):
@@ -803,10 +804,8 @@ def _axes_tree(axis, params):
                                   axis, params, is_leaf=lambda a: a is None or isinstance(a, int))
 
 
-@functools.partial(jax.jit, static_argnames=("mech", "t_span", "dt", "paxes", "state_axis",
-                                             "vectorize", "mesh", "ctrl_fn", "options"))
-def _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span, dt, paxes,
-                        state_axis, vectorize, mesh, ctrl_fn, options):
+def _simulate_batch_program(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span, dt, paxes,
+                            state_axis, vectorize, mesh, ctrl_fn, options):
     """simulate_batch's one compiled program per (topology, shapes, options)."""
     params_axis = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
     kwargs = dict(options)
@@ -817,6 +816,40 @@ def _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span, dt,
                                        params_axis, state_axis, t_offset, vectorize, kwargs)
     return _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
                                  state_axis, t_offset, vectorize, kwargs)
+
+
+_PROGRAM_STATIC = ("mech", "t_span", "dt", "paxes", "state_axis", "vectorize", "mesh", "ctrl_fn",
+                   "options")
+_simulate_batch_jit = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_STATIC)
+_scalar_form_jits: dict = {}  # compiler options -> the program jitted with them
+
+
+def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs):
+    """The jitted program simulate_batch calls: `_simulate_batch_jit`, or, when the call will
+    take the scalar batch-minor form on the CPU and this jaxlib compiles that form better
+    with other XLA options (`jaxmbs._xla.scalar_form_options`), the same program jitted with
+    them. (A scalar program refused while tracing, MAX_OPS or a primitive, then runs the
+    array form under those options: correct, a few per cent slower.)"""
+    from . import _xla
+    if (vectorize == "vmap" or not _xla.at_top_level() or jax.default_backend() != "cpu"
+            or _elementwise_unsupported(mech, kwargs, params_axis, state_axis)):
+        return _simulate_batch_jit
+    if _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar":
+        return _simulate_batch_jit
+    if vectorize == "auto":
+        batch = _batch_size(params, q0, params_axis, state_axis)
+        key = _refusal_key(mech, kwargs)
+        if _auto_choice(mech, batch, mesh, kwargs)[0] != "elementwise" or (
+                key is not None and key in _EW_REFUSED):
+            return _simulate_batch_jit
+    opts = _xla.scalar_form_options()
+    if not opts:
+        return _simulate_batch_jit
+    key = tuple(sorted(opts.items()))
+    if key not in _scalar_form_jits:
+        _scalar_form_jits[key] = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_STATIC,
+                                         compiler_options=opts)
+    return _scalar_form_jits[key]
 
 
 def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,

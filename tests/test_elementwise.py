@@ -851,3 +851,40 @@ def test_save_point_records_match_the_solve_at_the_save_points(monkeypatch):
         assert runs[0].lam.shape == (B, n_steps // save_every + 1, mech.n_constraints)
         assert np.all(np.asarray(runs[0].lam[:, -1]) != 0.0)  # (the last save point's too)
         _compare(runs[0], runs[1], 1e-10, 1e-11)
+
+
+def test_scalar_form_compiler_options():
+    """On jaxlib 0.10 (`jaxmbs._xla.LEGACY_EMITTERS`) a top-level simulate_batch that takes the
+    scalar batch-minor form compiles with XLA:CPU's LLVM IR emitters (SCALAR_FORM_OPTIONS);
+    vmap, the array form, and calls under an outer jit or grad (where jax refuses compiler
+    options) get the plain program. Both programs give the same results."""
+    from jaxmbs import _xla
+    import jaxmbs.simulate as S
+    assert _xla.scalar_form_options((0, 12, 0)) == {}
+    assert _xla.scalar_form_options((0, 9, 9)) == {}
+    opts = _xla.scalar_form_options()
+    if _xla.LEGACY_EMITTERS[0] <= _xla.jaxlib_version() < _xla.LEGACY_EMITTERS[1]:
+        assert opts == {"xla_cpu_use_fusion_emitters": False}  # (measured: jaxlib 0.10.2 has it)
+    mech, params, q0, v0 = double_pendulum()
+    B = S.EW_MIN_BATCH
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    scalar = S._program_for(mech, params, Q0, None, 0, None, "auto", {})
+    assert (scalar is not S._simulate_batch_jit) == bool(opts)
+    assert S._program_for(mech, params, Q0, None, 0, None, "vmap", {}) is S._simulate_batch_jit
+    cmech, cparams, cq0, cv0 = chain(16)
+    assert S._ew_form(cmech, mb.SchurCholesky()) == "array"
+    assert S._program_for(cmech, cparams, jnp.tile(cq0, (B, 1)), None, 0, None, "auto",
+                          {}) is S._simulate_batch_jit
+    kw = dict(params_axis=None, save_every=50, check_initial=False)
+    top = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.1), 1e-3, **kw)
+    if opts:
+        assert scalar._cache_size() >= 1  # (this call compiled the program with the options)
+    nested = jax.jit(lambda q, v: mb.simulate_batch(mech, params, q, v, (0.0, 0.1), 1e-3,
+                                                    **kw))(Q0, V0)
+    for a, b in ((top.q, nested.q), (top.v, nested.v), (top.lam, nested.lam)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(np.asarray(top.status), np.asarray(nested.status))
+    # under grad (jax 0.10 refuses compiler options there): the plain program, no error
+    g = jax.grad(lambda s: mb.simulate_batch(mech, params, Q0 * s, V0, (0.0, 0.01), 1e-3,
+                                             **dict(kw, save_every=10)).q[:, -1].sum())(1.0)
+    assert np.isfinite(float(g))
