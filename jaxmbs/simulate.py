@@ -134,6 +134,12 @@ _residuals = functools.partial(jax.jit, static_argnames=("mech",))(_residuals_on
 def _batch_residuals(params, q0, v0, t0, *, mech, paxes, state_axis):
     """_residuals of every member of a batch (params batched along the axes paxes, a tuple
     of 0 / None per params leaf; the states along state_axis)."""
+    return _residuals_of_batch(params, q0, v0, t0, mech, paxes, state_axis)
+
+
+def _residuals_of_batch(params, q0, v0, t0, mech, paxes, state_axis):
+    """(phi (batch, m), Phi_q v + Phi_t (batch, m), finite inputs (batch,)) of every member
+    (traced: by `_batch_residuals`, and by simulate_batch's program for its initial check)."""
     in_axes = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
     return jax.vmap(lambda p, q, v: _residuals_one(p, q, v, t0, mech=mech),
                     in_axes=(in_axes, state_axis, state_axis))(params, q0, v0)
@@ -298,7 +304,7 @@ def _check_energy_tol(energy_tol):
 
 
 def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axis=0,
-                       t_offset=None, options=None):
+                       t_offset=None, options=None, consistency=True):
     """The checks of `simulate_batch` before anything is traced (issue 21): mech; params_axis
     (0, None, or a pytree prefix of params of 0 / None); q0, v0 of shapes (batch, n_coords),
     (batch, n_vel) (state_axis=0) or (n_coords,), (n_vel,) (None), real numbers; one batch
@@ -307,7 +313,9 @@ def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axi
     inputs, the initial consistency that `simulate` checks, for every member whose inputs
     are finite (ValueError naming the member and the rows). Non-finite or invalid parameter
     values of a member are not refused: in a batch they are data, and that member's run
-    ends with a status flag (see `simulate_batch`)."""
+    ends with a status flag (see `simulate_batch`). consistency=False leaves the initial
+    consistency to the caller (`simulate_batch` reads the residuals off its own program:
+    one compilation less on a first call, `_raise_if_inconsistent`)."""
     from . import checks
 
     where = "simulate_batch"
@@ -377,7 +385,7 @@ def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axi
             "params_axis=0 every params leaf needs the batch size as its first axis (batch "
             "params with jax.vmap(lambda x: mech.replace(params, {...}))(values)); for one set "
             "of params shared by a batch of states pass params_axis=None")
-    if ci and not _is_tracer(params, q0, v0, t_offset):
+    if consistency and ci and not _is_tracer(params, q0, v0, t_offset):
         t0 = float(t_span[0]) + (0.0 if t_offset is None else float(np.asarray(t_offset)))
         _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis,
                                  opts.get("initial_tol", 1e-6), opts.get("solver", SchurCholesky()))
@@ -390,11 +398,16 @@ def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, so
         return
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     paxes = tuple(jax.tree_util.tree_leaves(axes, is_leaf=lambda a: a is None))
+    res = _batch_residuals(params, q0, v0, t0, mech=mech, paxes=paxes, state_axis=state_axis)
+    _raise_if_inconsistent(mech, params, q0, t0, paxes, state_axis, tol, solver, res)
+
+
+def _raise_if_inconsistent(mech, params, q0, t0, paxes, state_axis, tol, solver, res):
+    """`_check_batch_consistency`'s verdict on the residuals res = (phi, vel, fin) of
+    `_residuals_of_batch`: ValueError naming the first bad member and its worst rows."""
     treedef = jax.tree_util.tree_structure(params)
-    tol = _tol_for(tol, q0.dtype)
-    phi, vel, fin = _batch_residuals(params, q0, v0, t0, mech=mech, paxes=paxes,
-                                     state_axis=state_axis)
-    phi, vel, fin = np.asarray(phi), np.asarray(vel), np.asarray(fin)
+    tol = _tol_for(tol, jnp.result_type(q0))
+    phi, vel, fin = (np.asarray(r) for r in res)
     names = mech.constraint_names()
     for what, r in (("position", phi), ("velocity", vel)):
         err = np.where(fin[:, None], np.abs(r), 0.0)
@@ -408,8 +421,10 @@ def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, so
                 f"{worst}. Assemble every member first, e.g. jax.vmap(lambda p, q, v: "
                 "jaxmbs.assemble(mech, p, q, v))(params, q0, v0), or pass check_initial=False "
                 "to simulate from it anyway")
+    from .saddle import DenseLU
     ok = np.nonzero(fin)[0]
-    if ok.size:
+    if ok.size and isinstance(solver, DenseLU):  # (_check_solver_rows judges DenseLU only:
+        # taking member b out of device arrays compiles small gathers, 0.1 s on a first call)
         b = int(ok[0])
         pb = jax.tree_util.tree_map(lambda a, x: x[b] if a == 0 else x,
                                     jax.tree_util.tree_unflatten(treedef, paxes), params,
@@ -685,6 +700,11 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
       (`XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`, set before JAX starts)
       and passing the mesh uses all of them (2 cores: 1.4-2.6x, BENCHMARKS.md).
       None: one program (jit still partitions it by GSPMD when the inputs are sharded).
+    check_initial (in kwargs, default True): with concrete inputs, ValueError naming the
+      first member (with finite inputs) whose initial state violates the constraints by
+      more than initial_tol, as `simulate`. Judged after the run, from the Trajectory's
+      first save point (max|Phi| and max|Phi_q v + Phi_t| at (q0, v0)): no second program
+      to compile; the run's result is then not returned. (With DenseLU, before the run.)
     Returns a Trajectory whose arrays have a leading batch axis."""
     if vectorize not in ("auto", "vmap", "elementwise"):
         raise ValueError(f"vectorize must be 'auto', 'vmap' or 'elementwise', got {vectorize!r}")
@@ -698,8 +718,17 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     t_span = (float(t_span[0]), float(t_span[1]))
     dt = float(dt)
     # (issue 21: shapes, batch sizes, options and initial consistency, before tracing)
+    # (the initial consistency is judged from residuals the program itself returns: one
+    # compilation less on a first call, 0.4-0.5 s for the slider-crank at batch 4096)
+    # (DenseLU: checked before the run, whose LU would be singular with redundant rows)
+    from .saddle import DenseLU
+    tol, solver = kwargs.get("initial_tol", 1e-6), kwargs.get("solver", SchurCholesky())
+    defer = not isinstance(solver, DenseLU)
     check_batch_inputs(mech, params, q0, v0, t_span, params_axis=params_axis,
-                       state_axis=state_axis, t_offset=t_offset, options=kwargs)
+                       state_axis=state_axis, t_offset=t_offset, options=kwargs,
+                       consistency=not defer)
+    check = (defer and kwargs.get("check_initial", True) and mech.n_constraints > 0
+             and not _is_tracer(params, q0, v0, t_offset))
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     kwargs = dict(kwargs)
     for k in ("check_initial", "initial_tol"):  # (checked above; not part of the program, so
@@ -719,9 +748,35 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
                                             (params_axis, state_axis, state_axis,
                                              0 if ctrl_arr is not None and ctrl_arr.ndim == 3 else None))
     program = _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs)
-    return program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
+    traj = program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
                    paxes=paxes, state_axis=state_axis, vectorize=vectorize, mesh=mesh,
                    ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
+    if check:  # (after the run: its result is dropped if the start was inconsistent)
+        t0 = t_span[0] + (0.0 if t_offset is None else float(np.asarray(t_offset)))
+        _check_initial_records(mech, params, q0, v0, t0, paxes, state_axis, tol, solver, traj)
+    return traj
+
+
+def _check_initial_records(mech, params, q0, v0, t0, paxes, state_axis, tol, solver, traj):
+    """simulate_batch's initial-consistency check, judged from the run's first save point:
+    its constraint and velocity errors are max|Phi| and max|Phi_q v + Phi_t| at (q0, v0,
+    t0), the quantities `_check_batch_consistency` tests, so a consistent batch costs no
+    second program (0.4-0.6 s of compilation on a first call). Members whose inputs (q0,
+    v0, params) are not all finite are not judged, as there. Only when some member fails
+    are the per-row residuals computed (`_batch_residuals`), to name the rows."""
+    cerr = np.asarray(traj.constraint_error[:, 0])
+    verr = np.asarray(traj.velocity_error[:, 0])
+    B = cerr.shape[0]
+    fin = np.ones((B,), bool)
+    for x, ax in [(q0, state_axis), (v0, state_axis)] + list(zip(jax.tree_util.tree_leaves(params), paxes)):
+        a = np.asarray(x)
+        ok = np.isfinite(a).reshape(B, -1).all(1) if ax == 0 else np.full((B,), np.isfinite(a).all())
+        fin &= ok
+    lim = _tol_for(tol, jnp.result_type(q0))
+    if not np.any(fin & ((cerr > lim) | (verr > lim))):
+        return
+    res = _batch_residuals(params, q0, v0, t0, mech=mech, paxes=paxes, state_axis=state_axis)
+    _raise_if_inconsistent(mech, params, q0, t0, paxes, state_axis, tol, solver, res)
 
 
 def _on_mesh(mesh, args, axes):
