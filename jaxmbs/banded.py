@@ -226,7 +226,7 @@ def band_matvec(B, y):
     return out
 
 
-def band_factor(B, tol):
+def band_factor(B, tol, rhs=None):
     """Banded Cholesky A = L L^T of B (m, w + 1) in a `lax.scan` over the rows.
 
     Row i of L is found from the trailing w x w block T of L (rows i-w..i-1): its
@@ -235,6 +235,11 @@ def band_factor(B, tol):
     below tol * A_ii depend on the rows before them and are dropped (L_ii = +inf, so that
     `band_solve` gives them 0 and they do not enter the other rows; as
     `jaxmbs.saddle.CholeskyFactor`).
+
+    rhs (m,), optional: the forward substitution L y = rhs runs in the same scan (row i of
+    y needs row i of L and the w values of y before it); returns (R, dropped, y, s) with y
+    and the numerators s of `_band_forward`. One scan over the rows instead of two: on the
+    batch-minor array form every scan step is a few small kernels that slice and stack.
 
     The carried window is one array (not a tuple of scalars): XLA copies every carried
     buffer that the loop body permutes, and a shifted tuple costs one copy kernel per
@@ -247,7 +252,7 @@ def band_factor(B, tol):
     tri = [(a, b) for a in range(w) for b in range(a + 1)]  # packed lower triangle of T
     T0 = jnp.asarray([1.0 if a == b else 0.0 for a, b in tri], dtype)
 
-    def row(Tv, Bi):
+    def factor_row(Tv, Bi):
         T = {ab: Tv[k] for k, ab in enumerate(tri)}
         x = []
         for k in range(w):  # T x = A[i, i - w + k] = Bi[w - k]
@@ -258,10 +263,27 @@ def band_factor(B, tol):
         lii = jnp.sqrt(jnp.where(small, jnp.inf, d))
         full = {**T, **{(w, b): x[b] for b in range(w)}, (w, w): lii}
         Tn = jnp.stack([full[a + 1, b + 1] for a, b in tri])
-        return Tn, (jnp.stack(x + [lii]), small)
+        return Tn, x, lii, small
 
-    _, (R, dropped) = jax.lax.scan(row, T0, B)
-    return R, dropped
+    if rhs is None:
+        def row(Tv, Bi):
+            Tn, x, lii, small = factor_row(Tv, Bi)
+            return Tn, (jnp.stack(x + [lii]), small)
+
+        _, (R, dropped) = jax.lax.scan(row, T0, B)
+        return R, dropped
+
+    def row_fwd(carry, xs):
+        Tv, prev = carry
+        Bi, bi = xs
+        Tn, x, lii, small = factor_row(Tv, Bi)
+        s = bi - sum((x[k] * prev[k] for k in range(w)), zero)
+        y = s / lii
+        nxt = jnp.stack([prev[k] for k in range(1, w)] + [y])
+        return (Tn, nxt), (jnp.stack(x + [lii]), small, y, s)
+
+    _, (R, dropped, y, s) = jax.lax.scan(row_fwd, (T0, jnp.zeros((w,), dtype)), (B, rhs))
+    return R, dropped, y, s
 
 
 def _band_forward(R, b):
@@ -323,6 +345,26 @@ def _band_lam_jvp(primals, tangents):
     return (z, s), (band_solve(R, drhs - band_matvec(dB, z)), jnp.zeros_like(s))
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _band_factor_lam(B, rhs, tol):
+    """(z, s, R): the factor R of `band_factor` at stop_gradient(B) (dropped rows: R[:, -1]
+    = inf), z solving A z = rhs (dropped rows 0) and the forward numerators s of
+    `_band_forward`, the factorisation and the forward substitution in one scan (`band_factor`
+    with rhs), then the back substitution. Differentiated implicitly as `_band_lam`:
+    dz = A^-1 (drhs - dA z)."""
+    R, _, y, s = band_factor(jax.lax.stop_gradient(B), tol, rhs)
+    return _band_backward(R, y), s, R
+
+
+@_band_factor_lam.defjvp
+def _band_factor_lam_jvp(tol, primals, tangents):
+    B, rhs = primals
+    dB, drhs = tangents
+    z, s, R = _band_factor_lam(B, rhs, tol)
+    dz = band_solve(R, drhs - band_matvec(dB, z))
+    return (z, s, R), (dz, jnp.zeros_like(s), jnp.zeros_like(R))
+
+
 BANDED_MIN_ROWS = 16  # auto mode: below this the unrolled / LAPACK dense path is faster
 
 
@@ -371,10 +413,13 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     A = Phi_q M^-1 Phi_q^T is assembled in band storage from the per-row Jacobian blocks
     and factorised by `band_factor`; derivatives flow implicitly through
     `lax.custom_linear_solve` (the factorisation is never differentiated)."""
+    from .saddle import checked_rows, inconsistent, row_scale, schur_tol
     MinvQ = M.solve(Q)
     plan = jac.plan
-    B, Bs, R, dropped = _schur_band_factor(M, jac, regularization, tol)
-    from .saddle import checked_rows, inconsistent, row_scale
+    B = schur_band(M, jac)
+    if regularization:
+        B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
+    Bs = jax.lax.stop_gradient(B)
     # J M^-1 Q and, for the check below, the magnitude of its terms sum_k |J_ik (M^-1 Q)_k|
     # (same gathers); both permuted into band order by one gather
     ve = jnp.concatenate([MinvQ, jnp.zeros((1,), MinvQ.dtype)])
@@ -382,7 +427,9 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     JMQ = jnp.sum(prods, -1)
     mag = jax.lax.stop_gradient(jnp.sum(jnp.abs(prods), -1) + jnp.abs(gamma))
     rhs, mag = jnp.stack([JMQ - gamma, mag])[:, plan.perm]
-    lam_p, num = _band_lam(B, R, rhs)
+    # (the factorisation and the forward substitution in one scan over the rows)
+    lam_p, num, R = _band_factor_lam(B, rhs, schur_tol(B.dtype, tol))
+    dropped = jnp.isinf(R[:, -1])
     lam = lam_p[plan.pos]
     qdd = MinvQ - M.solve(jac.rmatvec(lam))
     # Dropped (dependent) rows must hold: else a singular configuration (SINGULAR). Their

@@ -415,7 +415,8 @@ class _Minor:
             out = self.run_closed(body, list(consts) + [_B(a) for a in c] + xin)
             return [self.bat(o) for o in out[:ncar]], [self.bat(o) for o in out[ncar:]]
 
-        c_fin, ys = lax.scan(f, carry, xs_v, length=length, reverse=p["reverse"])
+        c_fin, ys = lax.scan(f, carry, xs_v, length=length, reverse=p["reverse"],
+                             unroll=p.get("unroll", 1))
         return [_B(c) for c in c_fin] + [_B(y) for y in ys]
 
 
