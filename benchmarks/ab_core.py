@@ -6,7 +6,8 @@
 Each measurement runs in its own subprocess with PYTHONPATH set to one checkout and one
 XLA device per core: `jax.jit` around `simulate_batch(..., mesh=jaxmbs.batch_mesh(),
 params_axis=None)` of the case from that checkout's `benchmarks/jaxmbs_models.py`, RK4,
-dt = 1e-3, float64, `Projection()` and `Baumgarte(10)`; compile and one warm-up call
+dt = 1e-3, float64, `Projection()` and `Baumgarte(10)` (with --readme-call: simulate_batch
+called directly, as the README and throughput.py call it); compile and one warm-up call
 excluded, median of 3 timed calls. A and B alternate round by round (A B, B A, A B, ...)
 so that load changes on the shared machine hit both; reported per configuration: the
 median steps/s of each side over the rounds and the median of the per-round ratios B/A.
@@ -46,9 +47,9 @@ stab = mb.Projection() if %(stab)r == "projection" else mb.Baumgarte(10.0)
 B, N, dt = %(batch)d, %(steps)d, 1e-3
 Q0 = np.tile(np.asarray(q0), (B, 1)); V0 = np.tile(np.asarray(v0), (B, 1))
 mesh = mb.batch_mesh()
-f = jax.jit(lambda q, v: mb.simulate_batch(mech, params, q, v, (0.0, N * dt), dt, params_axis=None,
-                                           save_every=N, stabilizer=stab, mesh=mesh,
-                                           vectorize=%(vec)r).q)
+g = lambda q, v: mb.simulate_batch(mech, params, q, v, (0.0, N * dt), dt, params_axis=None,
+                                   save_every=N, stabilizer=stab, mesh=mesh, vectorize=%(vec)r).q
+f = g if %(readme)r else jax.jit(g)
 t0 = time.perf_counter(); jax.block_until_ready(f(Q0, V0)); comp = time.perf_counter() - t0
 jax.block_until_ready(f(Q0, V0))
 walls = []
@@ -59,9 +60,9 @@ print(json.dumps(dict(steps_per_s=B * N / w, compile_s=comp, jax=jax.__version__
 """
 
 
-def measure(root, case, stab, batch, steps, vectorize="auto", unroll=None):
+def measure(root, case, stab, batch, steps, vectorize="auto", unroll=None, readme=False):
     code = WORKER % dict(dev=os.cpu_count(), root=os.path.abspath(root), case=case, stab=stab,
-                         batch=batch, steps=steps, vec=vectorize, unroll=unroll)
+                         batch=batch, steps=steps, vec=vectorize, unroll=unroll, readme=readme)
     env = dict(os.environ, PYTHONPATH=os.path.abspath(root))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          cwd=os.path.abspath(root), timeout=1800)
@@ -86,13 +87,17 @@ def main(argv=None):
                          "different batch paths in A and B) or vmap (the same path: the core alone)")
     ap.add_argument("--b-unroll-eqns", type=int, default=None,
                     help="B's element-wise unroll budget UNROLL_MAX_EQNS (default: B's own, 2000)")
+    ap.add_argument("--readme-call", action="store_true",
+                    help="call simulate_batch as the README and throughput.py do (no jax.jit around "
+                         "it: its own compiler options apply, and its initial check runs every call) "
+                         "instead of inside jax.jit")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     from throughput import git_revision
     res = dict(command="python benchmarks/ab_core.py " + " ".join(argv or sys.argv[1:]),
                load_start=os.getloadavg(), configs=[], batch=args.batch, steps=args.steps,
-               vectorize=args.vectorize, cpus=os.cpu_count(), git=git_revision(args.b),
+               vectorize=args.vectorize, readme_call=args.readme_call, cpus=os.cpu_count(), git=git_revision(args.b),
                git_a=git_revision(args.a), b_unroll_eqns=args.b_unroll_eqns, date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     for case in args.cases:
         for stab in args.stabilizers:
@@ -101,7 +106,7 @@ def main(argv=None):
                 order = (("A", args.a), ("B", args.b)) if r % 2 == 0 else (("B", args.b), ("A", args.a))
                 for side, root in order:
                     x = measure(root, case, stab, args.batch, args.steps, args.vectorize,
-                                args.b_unroll_eqns if side == "B" else None)
+                                args.b_unroll_eqns if side == "B" else None, args.readme_call)
                     (A if side == "A" else Bv).append(x)
             ratios = [b["steps_per_s"] / a["steps_per_s"] for a, b in zip(A, Bv)]
             c = dict(case=case, stabilizer=stab, a=[x["steps_per_s"] for x in A],

@@ -134,12 +134,6 @@ _residuals = functools.partial(jax.jit, static_argnames=("mech",))(_residuals_on
 def _batch_residuals(params, q0, v0, t0, *, mech, paxes, state_axis):
     """_residuals of every member of a batch (params batched along the axes paxes, a tuple
     of 0 / None per params leaf; the states along state_axis)."""
-    return _residuals_of_batch(params, q0, v0, t0, mech, paxes, state_axis)
-
-
-def _residuals_of_batch(params, q0, v0, t0, mech, paxes, state_axis):
-    """(phi (batch, m), Phi_q v + Phi_t (batch, m), finite inputs (batch,)) of every member
-    (traced: by `_batch_residuals`, and by simulate_batch's program for its initial check)."""
     in_axes = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
     return jax.vmap(lambda p, q, v: _residuals_one(p, q, v, t0, mech=mech),
                     in_axes=(in_axes, state_axis, state_axis))(params, q0, v0)
@@ -404,7 +398,7 @@ def _check_batch_consistency(mech, params, q0, v0, t0, axes, state_axis, tol, so
 
 def _raise_if_inconsistent(mech, params, q0, t0, paxes, state_axis, tol, solver, res):
     """`_check_batch_consistency`'s verdict on the residuals res = (phi, vel, fin) of
-    `_residuals_of_batch`: ValueError naming the first bad member and its worst rows."""
+    `_batch_residuals`: ValueError naming the first bad member and its worst rows."""
     treedef = jax.tree_util.tree_structure(params)
     tol = _tol_for(tol, jnp.result_type(q0))
     phi, vel, fin = (np.asarray(r) for r in res)

@@ -221,3 +221,30 @@ def test_assembly_closes_four_bar_from_rough_guess():
     assert mb.dof(mech, params, res.q) == 1
     assert abs(float(res.q[2] - q0[2])) == 0.0
     np.testing.assert_allclose(res.q, q0, atol=1e-10)  # the same assembly branch
+
+
+def test_batch_initial_check_reads_the_first_save_point():
+    """simulate_batch judges the initial consistency from the run's first save point (max|Phi|
+    and max|Phi_q v + Phi_t| at (q0, v0)): a consistent batch compiles no second program; an
+    inconsistent member is named on the vmap and the batch-minor path; a member whose
+    params are not finite is not judged (as the check before the run did not)."""
+    import jaxmbs.simulate as S
+    mech, params, q0, v0 = double_pendulum()
+    B = S.EW_MIN_BATCH
+    masses = jnp.full((B,), 1.0).at[2].set(jnp.nan)
+    P = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
+    Q, V = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    kw = dict(save_every=5)
+    S._batch_residuals.clear_cache()
+    for vec in ("vmap", "elementwise"):
+        tr = mb.simulate_batch(mech, P, Q.at[2, 0].add(1e-2), V, (0.0, 0.01), 1e-3,
+                               vectorize=vec, **kw)
+        assert np.asarray(tr.constraint_error)[2, 0] > 1e-3  # (member 2: not judged)
+    assert S._batch_residuals._cache_size() == 0
+    for vec in ("vmap", "elementwise"):
+        with pytest.raises(ValueError, match=r"batch member 3 \(1 of"):
+            mb.simulate_batch(mech, P, Q.at[3, 0].add(1e-2), V, (0.0, 0.01), 1e-3,
+                              vectorize=vec, **kw)
+        with pytest.raises(ValueError, match="batch member 5 .*velocity"):
+            mb.simulate_batch(mech, P, Q, V.at[5, 1].add(1.0), (0.0, 0.01), 1e-3,
+                              vectorize=vec, **kw)
