@@ -308,8 +308,8 @@ def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axi
     are finite (ValueError naming the member and the rows). Non-finite or invalid parameter
     values of a member are not refused: in a batch they are data, and that member's run
     ends with a status flag (see `simulate_batch`). consistency=False leaves the initial
-    consistency to the caller (`simulate_batch` reads the residuals off its own program:
-    one compilation less on a first call, `_raise_if_inconsistent`)."""
+    consistency to the caller (`simulate_batch` judges it from the run's first save point:
+    one compilation less on a first call, `_check_initial_records`)."""
     from . import checks
 
     where = "simulate_batch"
@@ -712,9 +712,10 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     t_span = (float(t_span[0]), float(t_span[1]))
     dt = float(dt)
     # (issue 21: shapes, batch sizes, options and initial consistency, before tracing)
-    # (the initial consistency is judged from residuals the program itself returns: one
-    # compilation less on a first call, 0.4-0.5 s for the slider-crank at batch 4096)
-    # (DenseLU: checked before the run, whose LU would be singular with redundant rows)
+    # (the initial consistency is judged from the run's first save point afterwards,
+    # `_check_initial_records`: one compilation less on a first call, 0.4-0.5 s for the
+    # slider-crank at batch 4096; DenseLU: before the run, whose LU would be singular with
+    # redundant rows)
     from .saddle import DenseLU
     tol, solver = kwargs.get("initial_tol", 1e-6), kwargs.get("solver", SchurCholesky())
     defer = not isinstance(solver, DenseLU)
