@@ -277,13 +277,21 @@ def band_factor(B, tol, rhs=None):
         Tv, prev = carry
         Bi, bi = xs
         Tn, x, lii, small = factor_row(Tv, Bi)
-        s = bi - sum((x[k] * prev[k] for k in range(w)), zero)
-        y = s / lii
-        nxt = jnp.stack([prev[k] for k in range(1, w)] + [y])
+        nxt, y, s = _forward_row(x, lii, bi, prev)
         return (Tn, nxt), (jnp.stack(x + [lii]), small, y, s)
 
     _, (R, dropped, y, s) = jax.lax.scan(row_fwd, (T0, jnp.zeros((w,), dtype)), (B, rhs))
     return R, dropped, y, s
+
+
+def _forward_row(x, lii, bi, prev):
+    """One row of the forward substitution L y = b: row i of L as its off-diagonal part x
+    (w entries, against the w values of y before it, `prev`) and diagonal lii. Returns the
+    shifted window, y_i and the numerator s_i = b_i - x . prev."""
+    w = len(x)
+    s = bi - sum((x[k] * prev[k] for k in range(w)), jnp.zeros((), bi.dtype))
+    y = s / lii
+    return jnp.stack([prev[k] for k in range(1, w)] + [y]), y, s
 
 
 def _band_forward(R, b):
@@ -293,13 +301,11 @@ def _band_forward(R, b):
     of the rows before it that its row of L is: see `banded_schur`)."""
     m, w1 = R.shape
     w = w1 - 1
-    zero = jnp.zeros((), R.dtype)
 
     def fwd(prev, xs):
         Ri, bi = xs
-        s = bi - sum((Ri[k] * prev[k] for k in range(w)), zero)
-        y = s / Ri[w]
-        return jnp.stack([prev[k] for k in range(1, w)] + [y]), (y, s)
+        nxt, y, s = _forward_row([Ri[k] for k in range(w)], Ri[w], bi, prev)
+        return nxt, (y, s)
 
     _, (y, s) = jax.lax.scan(fwd, jnp.zeros((w,), R.dtype), (R, b))
     return y, s
@@ -382,14 +388,21 @@ def wants_sparse(solver, mech) -> bool:
     return bool(mode) or (m >= BANDED_MIN_ROWS and 4 * plan.w <= m)
 
 
-def _schur_band_factor(M, jac: SparseJacobian, regularization, tol):
-    """(B, stop_gradient(B), R, dropped): the Schur complement in band storage
-    (`schur_band`, regularised) and its `band_factor` at the pivot tolerance `schur_tol`."""
-    from .saddle import schur_tol
-
+def _regularized_schur_band(M, jac: SparseJacobian, regularization):
+    """The Schur complement in band storage (`schur_band`), its diagonal raised by
+    regularization x its mean."""
     B = schur_band(M, jac)
     if regularization:
         B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
+    return B
+
+
+def _schur_band_factor(M, jac: SparseJacobian, regularization, tol):
+    """(B, stop_gradient(B), R, dropped): the Schur complement in band storage
+    (`_regularized_schur_band`) and its `band_factor` at the pivot tolerance `schur_tol`."""
+    from .saddle import schur_tol
+
+    B = _regularized_schur_band(M, jac, regularization)
     Bs = jax.lax.stop_gradient(B)
     R, dropped = band_factor(Bs, schur_tol(B.dtype, tol))
     return B, Bs, R, dropped
@@ -416,9 +429,7 @@ def banded_schur(M, jac: SparseJacobian, Q, gamma, regularization=0.0, tol=None)
     from .saddle import checked_rows, inconsistent, row_scale, schur_tol
     MinvQ = M.solve(Q)
     plan = jac.plan
-    B = schur_band(M, jac)
-    if regularization:
-        B = B.at[:, 0].add(regularization * jnp.mean(B[:, 0]))
+    B = _regularized_schur_band(M, jac, regularization)
     Bs = jax.lax.stop_gradient(B)
     # J M^-1 Q and, for the check below, the magnitude of its terms sum_k |J_ik (M^-1 Q)_k|
     # (same gathers); both permuted into band order by one gather
