@@ -742,7 +742,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         params, q0, v0, ctrl_arr = _on_mesh(mesh, (params, q0, v0, ctrl_arr),
                                             (params_axis, state_axis, state_axis,
                                              0 if ctrl_arr is not None and ctrl_arr.ndim == 3 else None))
-    program = _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs)
+    program = _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs,
+                           why)
     traj = program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
                    paxes=paxes, state_axis=state_axis, vectorize=vectorize, mesh=mesh,
                    ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
@@ -874,15 +875,15 @@ _simulate_batch_jit = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_
 _scalar_form_jits: dict = {}  # compiler options -> the program jitted with them
 
 
-def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs):
-    """The jitted program simulate_batch calls: `_simulate_batch_jit`, or, when the call will
+def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs, why):
+    """The jitted program simulate_batch calls (why: `_elementwise_unsupported`'s answer for
+    this call): `_simulate_batch_jit`, or, when the call will
     take the scalar batch-minor form on the CPU and this jaxlib compiles that form better
     with other XLA options (`jaxmbs._xla.scalar_form_options`), the same program jitted with
     them. (A scalar program refused while tracing, MAX_OPS or a primitive, then runs the
     array form under those options: correct, a few per cent slower.)"""
     from . import _xla
-    if (vectorize == "vmap" or not _xla.at_top_level() or jax.default_backend() != "cpu"
-            or _elementwise_unsupported(mech, kwargs, params_axis, state_axis)):
+    if vectorize == "vmap" or why or not _xla.at_top_level() or jax.default_backend() != "cpu":
         return _simulate_batch_jit
     if _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar":
         return _simulate_batch_jit

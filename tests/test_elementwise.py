@@ -868,13 +868,13 @@ def test_scalar_form_compiler_options():
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
-    scalar = S._program_for(mech, params, Q0, None, 0, None, "auto", {})
+    scalar = S._program_for(mech, params, Q0, None, 0, None, "auto", {}, "")
     assert (scalar is not S._simulate_batch_jit) == bool(opts)
-    assert S._program_for(mech, params, Q0, None, 0, None, "vmap", {}) is S._simulate_batch_jit
+    assert S._program_for(mech, params, Q0, None, 0, None, "vmap", {}, "") is S._simulate_batch_jit
     cmech, cparams, cq0, cv0 = chain(16)
     assert S._ew_form(cmech, mb.SchurCholesky()) == "array"
     assert S._program_for(cmech, cparams, jnp.tile(cq0, (B, 1)), None, 0, None, "auto",
-                          {}) is S._simulate_batch_jit
+                          {}, "") is S._simulate_batch_jit
     kw = dict(params_axis=None, save_every=50, check_initial=False)
     top = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.1), 1e-3, **kw)
     if opts:
