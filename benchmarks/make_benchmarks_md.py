@@ -849,6 +849,15 @@ def xla_flags_section(results_dir):
                             "batch-minor form: double pendulum, slider-crank; the chains run the "
                             "array form, which keeps the default), the same lowered program; whole "
                             "Trajectory returned; compile = trace + lower + XLA")
+    L += _two_variant_files(results_dir, "share_trig", "per_equation", "shared",
+                            "one polynomial per equation", "one per group",
+                            "the array form (banded chains) writing the sine-cosine polynomial of "
+                            "every float64 sin / cos equation (before this change) and once for "
+                            "all the entries a scope selects from one array "
+                            "(`experimental.elementwise._minor.SHARE_TRIG`, the default since: the "
+                            "rotation of a body, evaluated by its joints, loads and mass matrix, "
+                            "costs one polynomial per RK4 stage); whole Trajectory returned; "
+                            "compile = trace + lower + XLA")
     return L
 
 

@@ -74,6 +74,65 @@ def test_minor_vmap_matches_vmap(dtype, tol):
             np.testing.assert_allclose(got, r[k], rtol=tol, atol=tol, err_msg=k)
 
 
+def _trig_sites(x, y):
+    """Sines and cosines of overlapping selections of one computed array z (gathers with
+    known indices, a strided slice, a concatenation with constants, a reshape), one of a
+    different array (y) and one of a sum of selections (not a selection itself)."""
+    z = 1.7 * x + 0.3
+    ze = jnp.concatenate([z, jnp.asarray([0.0, 0.25], z.dtype)])
+    a = ze[np.array([0, 2, 4, 6, 7])]
+    b = z.reshape(3, 2)[:, 1]
+    c = ze[np.array([[1, 7], [2, 6]])]
+    return dict(a=jnp.sin(a) * jnp.cos(a), b=jnp.cos(b) - jnp.sin(b), c=jnp.sin(c),
+                d=jnp.cos(z[::2]), e=jnp.sin(y), f=jnp.cos(z[:3] + z[3:]))
+
+
+def test_minor_vmap_writes_each_selected_sine_once(monkeypatch):
+    """The array form writes the sine and cosine of the entries every sin / cos equation of
+    a scope selects from one array once (`_shared_trig`): the same values as one polynomial
+    per equation (bitwise) and as jax.vmap (1e-15); one polynomial (one conditional of
+    `_sincos`) for the group, one for each site outside it; gradients as jax.vmap's."""
+    import jaxmbs.experimental.elementwise._minor as MI
+    from jaxmbs.experimental.elementwise import minor_vmap
+
+    X = jax.random.uniform(jax.random.PRNGKey(3), (9, 6), jnp.float64, -4.0, 4.0)
+    Y = jax.random.normal(jax.random.PRNGKey(4), (9, 2), jnp.float64)
+    # (new functions for each setting: jit and make_jaxpr cache traces by function)
+    f = lambda: minor_vmap(_trig_sites, in_axes=(0, 0), out_axes=0)
+    unfenced = lambda: minor_vmap(_trig_sites, in_axes=(0, 0), out_axes=0, fences=False)
+    n_cond = lambda: sum(e.primitive.name == "cond" for e in jax.make_jaxpr(unfenced())(X, Y).eqns)
+    shared, shared_conds = jax.jit(f())(X, Y), n_cond()
+    monkeypatch.setattr(MI, "SHARE_TRIG", False)
+    apart, apart_conds = jax.jit(f())(X, Y), n_cond()
+    ref = jax.vmap(_trig_sites)(X, Y)
+    for k in ref:
+        np.testing.assert_array_equal(shared[k], apart[k], err_msg=k)
+        np.testing.assert_allclose(shared[k], ref[k], rtol=1e-15, atol=1e-15, err_msg=k)
+    # sites a, b, c, d share one table; e (another array) and f (a sum) have their own
+    assert (shared_conds, apart_conds) == (3, 6)
+    monkeypatch.setattr(MI, "SHARE_TRIG", True)
+    loss = lambda fn: lambda x: sum(jnp.sum(v ** 2) for v in fn(x, Y).values())
+    np.testing.assert_allclose(jax.grad(loss(f()))(X), jax.grad(loss(jax.vmap(_trig_sites)))(X),
+                               rtol=1e-13, atol=1e-13)
+
+
+def test_minor_vmap_trig_inside_a_loop_body():
+    """Sines of a loop's carry written once per body trace (the body's own table), and of
+    a value from outside the loop: the enclosing trace's table never serves the body."""
+    from jaxmbs.experimental.elementwise import minor_vmap
+
+    def f(x):
+        w = jnp.sin(x[:2]) + jnp.cos(x[1:])
+
+        def body(c, _):
+            return c + 0.01 * (jnp.sin(c[:2]) + jnp.cos(c[1:]) + jnp.sin(x[:2])), None
+        return jax.lax.scan(body, w, None, length=12)[0] + jnp.cos(x[:2])
+
+    X = jax.random.uniform(jax.random.PRNGKey(5), (7, 3), jnp.float64, -3.0, 3.0)
+    np.testing.assert_allclose(jax.jit(minor_vmap(f, out_axes=0))(X), jax.vmap(f)(X), rtol=1e-14,
+                               atol=1e-14)
+
+
 def _factorisations(a, b):
     """Cholesky and every triangular-solve variant of lax.linalg on a member's SPD matrix."""
     A = a @ a.T + 3.0 * jnp.eye(a.shape[0], dtype=a.dtype)
