@@ -152,16 +152,10 @@ class _Ctx:
         core evaluates a body's rotation in every joint and force that uses it; float32
         programs held 42 sines instead of 12 (double pendulum), each fused into its
         consumer, and ran 3.6x slower than before the family core.)"""
-        hit = self._sincos.get(id(x))
-        if hit is None or hit[0] is not x:
-            if x.dtype == np.float64:
-                self.emitted += 40
-                hit = (x, *_sincos(x))
-            else:
-                self.emitted += 2
-                hit = (x, lax.sin(x), lax.cos(x))
-            self._sincos[id(x)] = hit
-        return hit[1], hit[2]
+        def make(x):
+            self.emitted += 40 if x.dtype == np.float64 else 2
+            return _sincos(x) if x.dtype == np.float64 else (lax.sin(x), lax.cos(x))
+        return once_per_value(self._sincos, x, make)
 
     def bind(self, prim, elems, params):
         """prim on entries (broadcast to the batch where needed); params None: the
@@ -302,6 +296,16 @@ def _sincos_poly(x):
     sin = jnp.where(quadrant == 0, s, jnp.where(quadrant == 1, c, jnp.where(quadrant == 2, -s, -c)))
     cos = jnp.where(quadrant == 0, c, jnp.where(quadrant == 1, -s, jnp.where(quadrant == 2, -c, s)))
     return sin, cos
+
+
+def once_per_value(cache, x, make):
+    """make(x), computed once per traced value x: cache maps id(x) to (x, result) (the
+    value kept, so its id cannot be reused while the entry lives)."""
+    hit = cache.get(id(x))
+    if hit is None or hit[0] is not x:
+        hit = (x, make(x))
+        cache[id(x)] = hit
+    return hit[1]
 
 
 def _sincos(x):

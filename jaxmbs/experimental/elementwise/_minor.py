@@ -32,7 +32,7 @@ from jax import lax
 from . import _jaxpr as J
 from . import _numpy_eval
 from ..._rare import RARE_SCOPE
-from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos
+from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos, once_per_value
 
 __all__ = ["minor_vmap"]
 _DEBUG = False
@@ -77,17 +77,13 @@ def _is_b(x):
 class _Minor:
     def __init__(self, batch):
         self.batch = batch
-        self._trig: dict = {}  # id(x) -> (x, sin x, cos x): float64 sin and cos written once
+        self._trig: dict = {}  # id(x) -> (x, (sin x, cos x)): float64 sin and cos written once
 
     def sincos(self, x):
         """(sin x, cos x) of a float64 batched array through `_sincos`, once per array: the
         polynomial serves both (a member's sin and cos of one angle are two equations;
         written apart, each was the whole polynomial and its conditional)."""
-        hit = self._trig.get(id(x))
-        if hit is None or hit[0] is not x:
-            hit = (x, *_sincos(x))
-            self._trig[id(x)] = hit
-        return hit[1], hit[2]
+        return once_per_value(self._trig, x, _sincos)
 
     def nested(self, fn):
         """fn, run with a cache of its own: values traced inside a loop body or a branch
@@ -136,7 +132,7 @@ class _Minor:
         done: dict = {}
         for eqn in eqns:
             site = shared.get(id(eqn))
-            if site is not None and _is_b(env.get(site.root)):
+            if site is not None and _is_b(env.get(site.group.root)):
                 outs = [self.shared_trig(site, env, done)]
             else:
                 outs = self.eqn(eqn, [self.read(env, v) for v in eqn.invars])
@@ -149,7 +145,7 @@ class _Minor:
         sine and cosine of its group's table (the root's entries every site of the group
         reads, then the known constants among them), written once per group."""
         g = site.group
-        if g.key not in done:
+        if g not in done:
             a = env[g.root].a
             flat = a.reshape((-1, self.batch))
             parts = [_rows(flat, g.entries)] if len(g.entries) else []
@@ -157,8 +153,8 @@ class _Minor:
                 c = jnp.asarray(np.asarray(g.consts, np.float64), a.dtype)
                 parts.append(lax.broadcast_in_dim(c, (len(g.consts), self.batch), (0,)))
             table = parts[0] if len(parts) == 1 else lax.concatenate(parts, 0)
-            done[g.key] = self.sincos(table)
-        s, c = done[g.key]
+            done[g] = self.sincos(table)
+        s, c = done[g]
         out = _rows(s if site.sin else c, site.rows.reshape(-1))
         return _B(out.reshape(site.shape + (self.batch,)))
 
@@ -478,11 +474,11 @@ _SELECTION = {"slice": (0,), "squeeze": (0,), "reshape": (0,), "expand_dims": (0
 
 
 class _Group:
-    __slots__ = ("key", "root", "entries", "consts")
+    __slots__ = ("root", "entries", "consts")
 
 
 class _Site:
-    __slots__ = ("group", "root", "rows", "shape", "sin")
+    __slots__ = ("group", "rows", "shape", "sin")
 
 
 def _rows(x, idx):
@@ -515,7 +511,8 @@ def _shared_trig(eqns, env):
     if len(trig) < 2:
         return {}
     prod = {v: e for e in eqns for v in e.outvars}
-    roots: dict = {}  # root var -> base id
+    roots: dict = {}  # root var -> base id (ids of a root: base .. base + size - 1)
+    next_id = [1.0]
     consts: dict = {}  # known value -> id (negative)
     memo: dict = {}
     size = lambda v: int(np.prod(v.aval.shape, dtype=np.int64))
@@ -563,7 +560,9 @@ def _shared_trig(eqns, env):
             e = prod.get(v)
             data = None if e is None else _SELECTION.get(e.primitive.name, False)
             if e is None or data is False or depth > 64:
-                base = roots.setdefault(v, float(sum(size(u) for u in roots) + 1))
+                if v not in roots:
+                    roots[v], next_id[0] = next_id[0], next_id[0] + size(v)
+                base = roots[v]
                 r = base + np.arange(size(v), dtype=np.float64).reshape(v.aval.shape)
             else:
                 args = []
@@ -601,7 +600,7 @@ def _shared_trig(eqns, env):
         if len(flats) < 2 or allids.size >= sum(f.size for f in flats):
             continue
         g = _Group()
-        g.key, g.root = id(root), root
+        g.root = root
         g.entries = (allids[allids > 0] - roots[root]).astype(np.int64)
         cids = allids[allids < 0]
         inv = {i: x for x, i in consts.items()}
@@ -612,7 +611,7 @@ def _shared_trig(eqns, env):
         for e, rt, r in sites:
             if rt is root:
                 st = _Site()
-                st.group, st.root = g, root
+                st.group = g
                 st.rows = order[np.searchsorted(keys[order], r)].astype(np.int64)
                 st.shape, st.sin = tuple(e.outvars[0].aval.shape), e.primitive.name == "sin"
                 out[id(e)] = st
