@@ -858,6 +858,16 @@ def xla_flags_section(results_dir):
                             "rotation of a body, evaluated by its joints, loads and mass matrix, "
                             "costs one polynomial per RK4 stage); whole Trajectory returned; "
                             "compile = trace + lower + XLA")
+    L += _two_variant_files(results_dir, "peel_stage", "rolled", "peeled",
+                            "all stages in one loop", "first stage apart",
+                            "RK4 on the batch-minor paths with its 4 stages in one loop (before "
+                            "this change; the dropped-row conditional and the save points' Record "
+                            "computed at every stage, kept at the first) and with the first stage "
+                            "traced apart from the loop over the other three "
+                            "(`integrators.PEEL_FIRST_STAGE` under `peeled_first_stage()`, the "
+                            "default since: one more copy of the vector field in the program); "
+                            "the chains (array form) at batch min(batch, 2048); XLA options of a "
+                            "top-level call; whole Trajectory returned; compile = trace + lower + XLA")
     return L
 
 

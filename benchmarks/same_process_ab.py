@@ -140,6 +140,16 @@ def write(res, script, out=None):
     return res
 
 
+def module_flag(module, name, on):
+    """A `compare` set_variant for a boolean module-level setting: variant `on` sets
+    module.name True, any other variant False, None restores the value it had here."""
+    saved = getattr(module, name)
+
+    def set_variant(v):
+        setattr(module, name, saved if v is None else (v == on))
+    return set_variant
+
+
 def parser(doc, cases=("double_pendulum", "slider_crank")):
     """The shared command line: --cases, --stabilizers, --batch, --steps, --repeats, --out
     (a script adds its own options to it)."""

@@ -24,21 +24,16 @@ CASES = ("chain8", "chain16", "chain32", "chain64")
 
 
 def main(argv=None):
-    from same_process_ab import parser, record, run_pairs, start, write
+    from same_process_ab import module_flag, parser, record, run_pairs, start, write
     ap = parser(__doc__, CASES)
     ap.set_defaults(batch=2048, steps=100)
     args = ap.parse_args(argv)
     jax, np, mb, M, machine_info = start()
     import jaxmbs.experimental.elementwise._minor as MI
 
-    saved = MI.SHARE_TRIG
-
-    def set_share(v):
-        MI.SHARE_TRIG = saved if v is None else (v == "shared")
-
     res = record("share_trig", argv, batch=args.batch, steps=args.steps)
-    run_pairs(res, args, ("per_equation", "shared"), set_share, ("per_equation", "shared"),
-              whole=True)
+    run_pairs(res, args, ("per_equation", "shared"), module_flag(MI, "SHARE_TRIG", "shared"),
+              ("per_equation", "shared"), whole=True)
     return write(res, "share_trig", args.out)
 
 

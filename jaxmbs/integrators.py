@@ -17,6 +17,9 @@ the step-size controller `next_h`. Pass them to `simulate(..., integrator=...)`.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 import jax
 import jax.numpy as jnp
 
@@ -25,6 +28,26 @@ from ._tree import static_class
 __all__ = ["RK4", "SemiImplicitEuler", "DormandPrince5", "Euler", "IController", "PIController"]
 
 tmap = jax.tree_util.tree_map
+
+PEEL_FIRST_STAGE = True  # `_rk_chain`, rolled, under `peeled_first_stage()` (the batch-minor
+# paths): the first stage traced apart from the loop over the others (it alone judges
+# dropped rows and reads the Record); False: every stage in the loop there too (for A/Bs,
+# benchmarks/peel_stage.py)
+_PEEL = contextvars.ContextVar("jaxmbs_peel_first_stage", default=False)
+
+
+@contextlib.contextmanager
+def peeled_first_stage(on=True):
+    """Within this context (at trace time), rolled RK4 steps trace their first stage apart
+    from the loop over the others (`_rk_chain`). `jaxmbs.simulate`'s batch-minor loop
+    traces its member step so: there the stage-loop form cost 1.2-1.4x in run time. Other
+    paths keep one loop over all stages: for one spatial slider-crank under `simulate`
+    (jax 0.10.2, XLA:CPU) the peeled step compiled 3 s longer and ran 1.28x slower."""
+    token = _PEEL.set(bool(on))
+    try:
+        yield
+    finally:
+        _PEEL.reset(token)
 
 
 def _axpy(y, h, *terms):
@@ -78,6 +101,14 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
     of every stage: the double pendulum's batch program had 6798 StableHLO operations with
     it and has 4709 without (Projection; Baumgarte 4292 and 2136), and runs 1.07-1.21x faster
     (`benchmarks/rk_chain.py`). a, b, c: (s,) NumPy constants, a[0] = 0.
+
+    Rolled under `peeled_first_stage()` (the batch-minor paths of `jaxmbs.simulate`), the
+    first stage is traced apart, before the loop over the others: it is evaluated at y
+    itself, and it alone judges the solver's dropped rows (a batch-wide conditional there)
+    and reads the Record. In one loop over all stages both are computed at every stage and
+    kept at the first: the peeled step ran the double pendulum 1.17-1.37x, the slider-crank
+    1.27-1.46x and chain16 1.06-1.17x as fast there (jax 0.10.2 and 0.12), for one more copy
+    of the vector field in the program (compile +0.2-2.0 s; `benchmarks/peel_stage.py`).
     """
     s = len(c)
     dtype = jax.tree_util.tree_leaves(y)[0].dtype
@@ -92,6 +123,36 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
                 lambda A_, kk: A_ + b[i] * kk, acc, k)
         y1 = tmap(lambda u, A_: u + h * A_, y, acc)
         return (y1, status, rec) if record else (y1, status)
+
+    if not (PEEL_FIRST_STAGE and _PEEL.get()):
+        return _rk_chain_rolled_all(term, t, y, h, a, b, c, record)
+    # The first stage, at y itself (a[0] = 0), is traced apart: it alone judges the solver's
+    # dropped rows and reads the Record, so the loop over the other stages holds neither
+    # the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
+    k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
+    rec = term.record(y, acc0) if record else None
+
+    def stage(carry, x):
+        acc, k_prev, status = carry
+        ai, bi, ci = x
+        yi = tmap(lambda u, kk: u + (h * ai) * kk, y, k_prev)
+        k, st, _ = _stage_vf(term, t + ci * h, yi, False)
+        acc = tmap(lambda A_, kk: A_ + bi * kk, acc, k)
+        return (acc, k, status | st), None
+
+    xs = tuple(jnp.asarray(z[1:], dtype) for z in (a, b, c))
+    acc0 = tmap(lambda kk: b[0] * kk, k0)
+    (acc, _, status), _ = jax.lax.scan(stage, (acc0, k0, status), xs)
+    y1 = tmap(lambda u, A_: u + h * A_, y, acc)
+    return (y1, status, rec) if record else (y1, status)
+
+
+def _rk_chain_rolled_all(term, t, y, h, a, b, c, record):
+    """`_rk_chain` with every stage in the loop, the first one included (PEEL_FIRST_STAGE
+    False): one copy of the vector field in the program, but the dropped-row conditional
+    and the Record in every stage (selected at the first)."""
+    s = len(c)
+    dtype = jax.tree_util.tree_leaves(y)[0].dtype
 
     def stage(carry, x):
         acc, k_prev, status, rec = carry

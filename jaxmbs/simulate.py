@@ -28,7 +28,7 @@ from .dynamics import accept as dyn_accept
 from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
 from .equations import constraint_terms, prepare_params
-from .integrators import RK4
+from .integrators import RK4, peeled_first_stage
 from .experimental.elementwise import scalar_max_coords as _scalar_max_coords
 from .saddle import SchurCholesky
 from .stabilize import Projection
@@ -1234,7 +1234,9 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
             u_at = _controls_fn(ctrl_fn, None, n_steps, nu, dtype)
         one = _fixed_step(mech, p, t_start, u_at, dt=dt, integrator=integrator,
                           stabilizer=stabilizer, solver=solver, record=rec_on)
-        ((q, v, w), status), rec = one(((q, v, w), status), k)
+        # (RK4's first stage apart from its stage loop: `integrators.peeled_first_stage`)
+        with peeled_first_stage():
+            ((q, v, w), status), rec = one(((q, v, w), status), k)
         return (q, v, w, status) + (tuple(rec) if rec_on else ())
 
     # (the scalar form: the member evaluations this compile serves, per device, decide
