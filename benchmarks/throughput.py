@@ -43,8 +43,9 @@ four-bar, chains N = 2..64), in the same run and on the same machine:
 Time budget: the horizon of a case is ``--t-end`` (0.5 s) cut down so that one timed
 repetition of the first jaxmbs configuration (float64, Projection) takes about
 ``--rep-budget`` seconds, but never below ``--min-steps`` (50); for the chains of
-``--auto-batch-min-bodies`` (8) bodies and more the batch is also reduced (powers of two, from a cost estimate
-extrapolated from the previous case) unless ``--no-auto-batch``.  Every case runs in its
+``--auto-batch-min-bodies`` (8) bodies and more the batch is also halved per doubling of the
+bodies (4096, 2048, 1024, 512 for chains of 8, 16, 32, 64: the same in every run) unless
+``--no-auto-batch``.  Every case runs in its
 own subprocess with a timeout (``--case-timeout``), retried once.  A default run takes
 about 10 minutes on the 2-core development box; ``--sweep`` about as long.
 
@@ -738,11 +739,16 @@ def main_cases(args):
             prev[1] if prev else DEFAULT_RATE_HINT)
         batch, note = args.batch, None
         if not args.no_auto_batch and C.is_chain(case) and nb >= args.auto_batch_min_bodies:
-            cap = pow2_floor(args.rep_budget * hint / args.min_steps)
+            # halved per doubling of the bodies (4096, 2048, 1024, 512 for chains of 8 to
+            # 64): a fixed rule, so that every run times a case at the same batch (a batch
+            # chosen from the previous case's measured rate moved chain16 between 2048 and
+            # 4096 from run to run, and 4096 ran at 0.92x the steps/s of 2048)
+            cap = pow2_floor(args.batch * args.auto_batch_min_bodies / nb)
             if cap < batch:
                 batch = max(args.min_batch, cap)
-                note = (f"batch reduced from {args.batch} to {batch} to fit the time budget "
-                        f"(--rep-budget {args.rep_budget:g} s; use --no-auto-batch to force)")
+                note = (f"batch reduced from {args.batch} to {batch} for the time budget "
+                        f"(halved per doubling of the bodies from "
+                        f"{args.auto_batch_min_bodies}; use --no-auto-batch to force)")
         spec = dict(case=case, batch=batch, dtypes=args.dtypes, stabilizers=args.stabilizers,
                     repeats=args.repeats, rep_budget=args.rep_budget, t_end=args.t_end,
                     rate_hint=hint, nsteps=args.nsteps, numpy_budget=args.numpy_budget,
@@ -1043,7 +1049,7 @@ def main(argv=None):
                     help="never reduce the batch of the large chains to fit the time budget")
     ap.add_argument("--min-batch", type=int, default=16)
     ap.add_argument("--min-steps", type=int, default=50,
-                    help="shortest horizon (steps) of a case, also what the auto batch is sized for")
+                    help="shortest horizon (steps) of a case")
     ap.add_argument("--auto-batch-min-bodies", type=int, default=8,
                     help="auto batch reduction only for chains with at least this many bodies")
     ap.add_argument("--dtypes", nargs="*", default=["float64", "float32"])
