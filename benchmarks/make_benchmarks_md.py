@@ -868,6 +868,15 @@ def xla_flags_section(results_dir):
                             "default since: one more copy of the vector field in the program); "
                             "the chains (array form) at batch min(batch, 2048); XLA options of a "
                             "top-level call; whole Trajectory returned; compile = trace + lower + XLA")
+    L += _two_variant_files(results_dir, "trig_call", "twice", "once",
+                            "polynomial in both branches", "polynomial once",
+                            "float64 sin / cos on the batch-minor paths with FDLIBM's polynomial "
+                            "inside both branches of the conditional that mends angles beyond "
+                            "1e6 rad (before this change) and written once, as a call before that "
+                            "conditional (`experimental.elementwise._interp.TRIG_POLY_CALL`, the "
+                            "default since); the chains (array form) at batch min(batch, 2048); "
+                            "XLA options of a top-level call; whole Trajectory returned; compile = "
+                            "trace + lower + XLA")
     return L
 
 

@@ -25,27 +25,10 @@ CASES = ("double_pendulum", "slider_crank", "chain16", "chain32")
 
 
 def main(argv=None):
-    from same_process_ab import (build_case, compare, module_flag, pair_row, parser, record,
-                                 start, write)
-    ap = parser(__doc__, CASES)
-    args = ap.parse_args(argv)
-    jax, np, mb, M, machine_info = start()
-    from jaxmbs import _xla, integrators, simulate
-
-    set_peel = module_flag(integrators, "PEEL_FIRST_STAGE", "peeled")
-    res = record("peel_stage", argv, batch=args.batch, steps=args.steps)
-    for case in args.cases:
-        mech = build_case(case)[0]
-        form = simulate._ew_form(mech, mb.SchurCholesky())
-        opts = _xla.scalar_form_options() if form == "scalar" else {}
-        # (the banded chains: a smaller batch keeps the run short, as throughput.py does)
-        batch = args.batch if form == "scalar" else min(args.batch, 2048)
-        for stab in args.stabilizers:
-            m = compare(case, stab, batch, args.steps, ("rolled", "peeled"), set_peel,
-                        args.repeats, whole=True, compile_options_of=lambda v: opts)
-            row = pair_row(case, stab, m, "rolled", "peeled", "rolled", "peeled")
-            res["rows"].append(dict(row, form=form, batch=batch))
-    return write(res, "peel_stage", args.out)
+    from same_process_ab import module_flag_ab
+    from jaxmbs import integrators
+    script = "peel_stage"
+    return module_flag_ab(script, __doc__, CASES, argv, integrators, "PEEL_FIRST_STAGE", "rolled", "peeled")
 
 
 if __name__ == "__main__":

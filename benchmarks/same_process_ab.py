@@ -174,3 +174,30 @@ def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_o
                         compile_options_of=compile_options_of)
             res["rows"].append(pair_row(case, stab, m, variants[0], variants[1], *names))
     return res
+
+
+def module_flag_ab(script, doc, cases, argv, module, name, off, on):
+    """The command line of a script that A/Bs a boolean module-level setting (`module_flag`)
+    on `simulate_batch` as a top-level call gets it: for each case and stabiliser, variant
+    `off` (module.name False) against `on` (True), whole Trajectory returned, with the XLA
+    options of the form the case takes (`jaxmbs._xla.scalar_form_options` for the scalar
+    form; the banded chains' array form at batch min(batch, 2048), as throughput.py keeps
+    them short). Writes results/<script>[_jax<version>].json; returns the results."""
+    ap = parser(doc, cases)
+    args = ap.parse_args(argv)
+    jax, np, mb, M, machine_info = start()
+    from jaxmbs import _xla, simulate
+
+    set_variant = module_flag(module, name, on)
+    res = record(script, argv, batch=args.batch, steps=args.steps)
+    for case in args.cases:
+        mech = build_case(case)[0]
+        form = simulate._ew_form(mech, mb.SchurCholesky())
+        opts = _xla.scalar_form_options() if form == "scalar" else {}
+        batch = args.batch if form == "scalar" else min(args.batch, 2048)
+        for stab in args.stabilizers:
+            m = compare(case, stab, batch, args.steps, (off, on), set_variant, args.repeats,
+                        whole=True, compile_options_of=lambda v: opts)
+            row = pair_row(case, stab, m, off, on, off, on)
+            res["rows"].append(dict(row, form=form, batch=batch))
+    return write(res, script, args.out)

@@ -947,3 +947,23 @@ def test_scalar_form_compiler_options():
     g = jax.grad(lambda s: mb.simulate_batch(mech, params, Q0 * s, V0, (0.0, 0.01), 1e-3,
                                              **dict(kw, save_every=10)).q[:, -1].sum())(1.0)
     assert np.isfinite(float(g))
+
+
+def test_sin_cos_polynomial_is_written_once_per_site(monkeypatch):
+    """float64 sin / cos of one batch vector write FDLIBM's polynomial once (a call before
+    the conditional that mends angles beyond _SINCOS_MAX), not once in each of its branches
+    (`_interp.TRIG_POLY_CALL`; benchmarks/trig_call.py): counted by the reduction constant
+    2/pi in the lowered program."""
+    from jaxmbs.experimental.elementwise import _interp as I
+    f = mb.elementwise_vmap(lambda t: jnp.sin(t) * jnp.cos(t))
+    x = jnp.linspace(-3.0, 3.0, 16)
+    const = "0.63661977236758138"
+
+    def copies():
+        jax.clear_caches()
+        return jax.jit(f).lower(x).as_text().count(const)
+
+    assert copies() == 1
+    monkeypatch.setattr(I, "TRIG_POLY_CALL", False)
+    assert copies() == 2  # (the form before: the polynomial in both branches)
+    np.testing.assert_allclose(jax.jit(f)(x), np.sin(x) * np.cos(x), rtol=0, atol=4e-16)

@@ -317,14 +317,27 @@ def _sincos(x):
     entry is that large (a batch-wide test, then a per-element choice)."""
     big = (jnp.abs(x) > _SINCOS_MAX) & jnp.isfinite(x)
 
-    def mixed(y):
-        s, c = _sincos_poly(y)
+    if not TRIG_POLY_CALL:  # (the form before 2026-11-29: the polynomial in both branches)
+        def mixed_(y):
+            s, c = _sincos_poly(y)
+            return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
+        return tuple(lax.cond(jnp.any(big), mixed_, _sincos_poly, x))
+
+    def mixed(y, s, c):
         return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
 
-    # (the polynomial inside the branches: the fences of _shared_barriers see one
-    # conditional, not the polynomial's dozens of intermediate values; fencing those cost
-    # 15 % of a double-pendulum step at batch 256)
-    return tuple(lax.cond(jnp.any(big), mixed, _sincos_poly, x))
+    # The polynomial once, as a call (`_shared_barriers` sees one equation, not its dozens
+    # of intermediate values: fencing those cost 15 % of a double-pendulum step at batch
+    # 256; XLA inlines the call); the conditional only mends the rare large angles
+    s, c = _sincos_poly_call(x)
+    return tuple(lax.cond(jnp.any(big), mixed, lambda y, s, c: (s, c), x, s, c))
+
+
+_sincos_poly_call = jax.jit(_sincos_poly)
+TRIG_POLY_CALL = True  # `_sincos`: the polynomial once, outside the rare-angle conditional
+# (False: inside both of its branches, for A/Bs; benchmarks/trig_call.py). Each float64
+# sin/cos site then writes the polynomial once instead of twice: the slider-crank's batch
+# program (RK4 + Projection) went from 12081 to 8157 StableHLO operations
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:
