@@ -604,7 +604,8 @@ def spatial_section(results_dir):
     ``device_note``)."""
     L = ["## Spatial slider-crank against MuJoCo", ""]
     files = [os.path.join(results_dir, "spatial.json")] + sorted(
-        f for f in glob.glob(os.path.join(results_dir, "spatial_*.json")))
+        f for f in glob.glob(os.path.join(results_dir, "spatial_*.json"))
+        if not os.path.basename(f).startswith("spatial_precision"))
     runs = [(f, _load(f)) for f in files]
     runs = [(f, R) for f, R in runs if R]
     if not runs:
@@ -640,6 +641,7 @@ def spatial_section(results_dir):
                      f"{e(a['slider_x_error']['0.4'])} / {e(a['slider_x_error']['1.0'])} | "
                      f"{e(a['max_loop_gap'])} m | - |")
         L.append("")
+    L += _spatial_precision(results_dir)
     G = _load(os.path.join(results_dir, "accel_spatial_h200.json"))
     if G:
         L += ["Spatial slider-crank on the accelerator alone (`python benchmarks/gpu_spatial.py "
@@ -653,6 +655,38 @@ def spatial_section(results_dir):
         for r in G["throughput"]:
             L.append(f"| {r['batch']} | {r['dtype']} | {r['stabilizer']} | {g(r['steps_per_s'])} | {r['compile_s']:.1f} s |")
         L.append("")
+    return L
+
+
+def _spatial_precision(results_dir):
+    """The equal-accuracy comparison (``python benchmarks/spatial_precision.py``,
+    results/spatial_precision*.json)."""
+    L = []
+    for f in sorted(glob.glob(os.path.join(results_dir, "spatial_precision*.json"))):
+        R = _load(f)
+        if not R:
+            continue
+        m = R["machine"]
+        L += [f"**At equal accuracy** (`{os.path.basename(f)}`): each simulator at several time steps, "
+              "rate = member-steps/s x dt (simulated seconds per second over the batch); MuJoCo's "
+              "solref time constant 2 dt (its smallest recommended). Command: "
+              f"`{R['command']}` ({R['total_s']:.0f} s); {m['cpu_count']} cores, Python {m['python']}, "
+              f"git `{m['git']}`, {m['date']}, load average at the start "
+              f"{', '.join(f'{x:.1f}' for x in m['load'])}.", "",
+              "| simulator | setting | dt (ms) | steps/s | simulated s / s | crank error 0.4 s / 1 s (rad) "
+              "| slider error 0.4 s / 1 s (m) |", "|---|---|---|---|---|---|---|"]
+        for r in R["rows"]:
+            who = f"jaxmbs {r['jax']}" if r["simulator"] == "jaxmbs" else f"MuJoCo {r['mujoco']}"
+            L.append(f"| {who} | {r['setting']} | {r['dt'] * 1e3:g} | {g(r['steps_per_s'])} | "
+                     f"{g(r['steps_per_s'] * r['dt'])} | "
+                     f"{e(r['crank_angle_error']['0.4'])} / {e(r['crank_angle_error']['1.0'])} | "
+                     f"{e(r['slider_x_error']['0.4'])} / {e(r['slider_x_error']['1.0'])} |")
+        L += ["", "Each MuJoCo setting against the fastest jaxmbs run whose four errors are all no "
+              "larger than MuJoCo's: " + "; ".join(
+                  f"MuJoCo {p['mujoco']}: " + (f"jaxmbs {p['jaxmbs']}, **{p['ratio']:.1f}x** the "
+                                               "simulated seconds per second" if p["jaxmbs"] else
+                                               "no jaxmbs run as accurate")
+                  for p in R["pairs"]) + ".", ""]
     return L
 
 

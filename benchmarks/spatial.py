@@ -30,61 +30,80 @@ ROOT = os.path.dirname(HERE)
 OUT = os.path.join(HERE, "results", "spatial.json")
 
 
-def _jaxmbs_worker(batch, steps, repeats, stabilizer):
-    """Runs in a subprocess with one XLA device per core: throughput and accuracy."""
+def _worker_setup(batch, stabilizer):
+    """In a worker subprocess: one XLA device per core, float64; returns (jax, np, mb, ex
+    (the example module), mech, params, s0 (consistent initial state), Q0, V0 (batch
+    copies), the stabiliser named by `stabilizer`)."""
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
     import jax
     jax.config.update("jax_enable_x64", True)
     import numpy as np
     sys.path.insert(0, os.path.join(ROOT, "examples"))
-    sys.path.insert(0, os.path.join(ROOT, "tests"))
     import jaxmbs as mb
     import spatial_slider_crank as ex
-    from reference import spatial as ref
 
     stab = mb.Projection() if stabilizer == "Projection()" else mb.Baumgarte(10.0)
     mech, params, q0, v0 = ex.build()
     s0 = ex.initial_state(mech, params, q0, v0)
-    dt = 1e-3
-    T = steps * dt
     Q0 = np.tile(np.asarray(s0.q), (batch, 1))
     V0 = np.tile(np.asarray(s0.v), (batch, 1))
-    mesh = mb.batch_mesh()
-    kw = dict(stabilizer=stab, save_every=steps, mesh=mesh, params_axis=None)
-    path = mb.batch_vectorization(mech, batch, mesh=mesh, stabilizer=stab)
-    t0 = time.perf_counter()
-    tr = mb.simulate_batch(mech, params, Q0, V0, (0.0, T), dt, **kw)
-    jax.block_until_ready(tr.q)
-    compile_s = time.perf_counter() - t0
-    walls = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        tr = mb.simulate_batch(mech, params, Q0, V0, (0.0, T), dt, **kw)
-        jax.block_until_ready(tr.q)
-        walls.append(time.perf_counter() - t0)
-    wall = float(np.median(walls))
-    # accuracy: one member over 0.4 s against the reference
-    acc = mb.simulate(mech, params, s0.q, s0.v, (0.0, 1.0), dt, stabilizer=stab, save_every=100)
+    return jax, np, mb, ex, mech, params, s0, Q0, V0, stab
+
+
+def _accuracy(mb, ex, mech, params, s0, stab, dt):
+    """One member over 1 s at time step dt against the 1-DOF reference: crank angle and
+    slider position errors at t = 0.4 s and 1 s, and the largest constraint error."""
+    import numpy as np
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from reference import spatial as ref
+    acc = mb.simulate(mech, params, s0.q, s0.v, (0.0, 1.0), dt, stabilizer=stab,
+                      save_every=max(1, int(round(0.1 / dt))))
     t = np.asarray(acc.t)
     R = ref.spatial_slider_crank(t)
     ang = ex.crank_angle(np.asarray(acc.q))
     sx = np.asarray(acc.q[:, mech.coordinate_index("slider.x")])
-    i4 = int(np.argmin(np.abs(t - 0.4)))
-    i1 = len(t) - 1
+    at = {c: int(np.argmin(np.abs(t - c))) for c in (0.4, 1.0)}
+    return dict(crank_angle_error={str(c): float(ang[i] - R["crank_angle"][i]) for c, i in at.items()},
+                slider_x_error={str(c): float(sx[i] - R["slider_x"][i]) for c, i in at.items()},
+                max_constraint_error=float(np.max(np.asarray(acc.constraint_error))))
+
+
+def _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats):
+    """simulate_batch as the README calls it (mesh over the devices), `steps` steps of dt:
+    (first-call seconds, the timed calls' seconds, the last Trajectory)."""
+    kw = dict(stabilizer=stab, save_every=steps, mesh=mb.batch_mesh(), params_axis=None)
+    t0 = time.perf_counter()
+    tr = mb.simulate_batch(mech, params, Q0, V0, (0.0, steps * dt), dt, **kw)
+    jax.block_until_ready(tr.q)
+    first = time.perf_counter() - t0
+    walls = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        tr = mb.simulate_batch(mech, params, Q0, V0, (0.0, steps * dt), dt, **kw)
+        jax.block_until_ready(tr.q)
+        walls.append(time.perf_counter() - t0)
+    return first, walls, tr
+
+
+def _jaxmbs_worker(batch, steps, repeats, stabilizer):
+    """Runs in a subprocess with one XLA device per core: throughput and accuracy."""
+    jax, np, mb, ex, mech, params, s0, Q0, V0, stab = _worker_setup(batch, stabilizer)
+    dt = 1e-3
+    path = mb.batch_vectorization(mech, batch, mesh=mb.batch_mesh(), stabilizer=stab)
+    compile_s, walls, tr = _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats)
+    wall = float(np.median(walls))
     return dict(stabilizer=stabilizer, batch=batch, steps=steps, path=path,
                 devices=len(jax.devices()), jax=jax.__version__, compile_s=compile_s,
                 wall_s=walls, median_wall_s=wall, steps_per_s=batch * steps / wall,
                 failed=int(np.sum(np.asarray(tr.status) != 0)),
-                crank_angle_error={"0.4": float(ang[i4] - R["crank_angle"][i4]),
-                                   "1.0": float(ang[i1] - R["crank_angle"][i1])},
-                slider_x_error={"0.4": float(sx[i4] - R["slider_x"][i4]),
-                                "1.0": float(sx[i1] - R["slider_x"][i1])},
-                max_constraint_error=float(np.max(np.asarray(acc.constraint_error))))
+                **_accuracy(mb, ex, mech, params, s0, stab, dt))
 
 
-def run_jaxmbs(batch, steps, repeats, stabilizer):
-    code = (f"import sys, json; sys.path.insert(0, {HERE!r}); import spatial; "
-            f"print(json.dumps(spatial._jaxmbs_worker({batch}, {steps}, {repeats}, {stabilizer!r})))")
+def in_worker(module, func, *args):
+    """module.func(*args) (benchmarks/<module>.py) in a fresh Python process, with this
+    checkout first on the path; its last output line, parsed as JSON."""
+    code = (f"import sys, json; sys.path.insert(0, {HERE!r}); import {module} as m; "
+            f"print(json.dumps(m.{func}(*{args!r})))")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [ROOT] + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
@@ -92,6 +111,10 @@ def run_jaxmbs(batch, steps, repeats, stabilizer):
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run_jaxmbs(batch, steps, repeats, stabilizer):
+    return in_worker("spatial", "_jaxmbs_worker", batch, steps, repeats, stabilizer)
 
 
 def main(argv=None):
