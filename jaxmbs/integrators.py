@@ -124,57 +124,48 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
         y1 = tmap(lambda u, A_: u + h * A_, y, acc)
         return (y1, status, rec) if record else (y1, status)
 
+    xs = tuple(jnp.asarray(z, dtype) for z in (a, b, c))
     if not (PEEL_FIRST_STAGE and _PEEL.get()):
-        return _rk_chain_rolled_all(term, t, y, h, a, b, c, record)
-    # The first stage, at y itself (a[0] = 0), is traced apart: it alone judges the solver's
-    # dropped rows and reads the Record, so the loop over the other stages holds neither
-    # the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
-    k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
-    rec = term.record(y, acc0) if record else None
-
-    def stage(carry, x):
-        acc, k_prev, status = carry
-        ai, bi, ci = x
-        yi = tmap(lambda u, kk: u + (h * ai) * kk, y, k_prev)
-        k, st, _ = _stage_vf(term, t + ci * h, yi, False)
-        acc = tmap(lambda A_, kk: A_ + bi * kk, acc, k)
-        return (acc, k, status | st), None
-
-    xs = tuple(jnp.asarray(z[1:], dtype) for z in (a, b, c))
-    acc0 = tmap(lambda kk: b[0] * kk, k0)
-    (acc, _, status), _ = jax.lax.scan(stage, (acc0, k0, status), xs)
+        # every stage in the loop (PEEL_FIRST_STAGE False): one copy of the vector field in
+        # the program, but the dropped-row conditional and the Record in every stage (the
+        # first stage's kept)
+        zeros = tmap(jnp.zeros_like, y)
+        rec0 = term.record_zeros(dtype) if record else None
+        acc, status, rec = _stage_loop(term, t, y, h, xs + (jnp.arange(s) == 0,), zeros,
+                                       zeros, jnp.zeros((), jnp.int32), rec0)
+    else:
+        # The first stage, at y itself (a[0] = 0), traced apart: it alone judges the solver's
+        # dropped rows and reads the Record, so the loop over the other stages holds neither
+        # the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
+        k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
+        rec = term.record(y, acc0) if record else None
+        acc, status, _ = _stage_loop(term, t, y, h, tuple(z[1:] for z in xs),
+                                     tmap(lambda kk: b[0] * kk, k0), k0, status)
     y1 = tmap(lambda u, A_: u + h * A_, y, acc)
     return (y1, status, rec) if record else (y1, status)
 
 
-def _rk_chain_rolled_all(term, t, y, h, a, b, c, record):
-    """`_rk_chain` with every stage in the loop, the first one included (PEEL_FIRST_STAGE
-    False): one copy of the vector field in the program, but the dropped-row conditional
-    and the Record in every stage (selected at the first)."""
-    s = len(c)
-    dtype = jax.tree_util.tree_leaves(y)[0].dtype
-
+def _stage_loop(term, t, y, h, xs, acc, k_prev, status, rec=None):
+    """The `lax.scan` over stages of the rolled `_rk_chain`: xs = (a, b, c) (coefficients
+    of the stages it runs, arrays (s',)), stage i at y + h a_i k_prev, its k added to the
+    running sum acc with weight b_i. With a fourth entry `first` ((s',) bool) in xs, the
+    stage where it holds judges the solver's dropped rows, and with rec (a Record) also its
+    Record replaces rec (a select: a batch-wide conditional, `jaxmbs._rare.rare_cond`, ran
+    the scalar batch-minor programs 0.90-0.92x as fast, benchmarks/save_records.py).
+    Without `first` no stage judges. Returns (acc, status, rec)."""
     def stage(carry, x):
         acc, k_prev, status, rec = carry
-        ai, bi, ci, first = x
+        ai, bi, ci, *first = x
         yi = tmap(lambda u, kk: u + (h * ai) * kk, y, k_prev)
-        k, st, a = _stage_vf(term, t + ci * h, yi, first, record)
+        k, st, solved = _stage_vf(term, t + ci * h, yi, first[0] if first else False,
+                                  rec is not None)
         acc = tmap(lambda A_, kk: A_ + bi * kk, acc, k)
-        if record:  # (the first stage's, kept through the others. A select: a batch-wide
-            # conditional, `jaxmbs._rare.rare_cond`, ran the scalar batch-minor programs
-            # 0.90-0.92x as fast, benchmarks/save_records.py)
-            # (at yi, which is y at the first stage: its products with v are the stage's own)
-            rec = tmap(lambda new, old: jnp.where(first, new, old), term.record(yi, a), rec)
+        if rec is not None:  # (at yi, which is y at the first stage)
+            rec = tmap(lambda new, old: jnp.where(first[0], new, old), term.record(yi, solved), rec)
         return (acc, k, status | st, rec), None
 
-    zeros = tmap(jnp.zeros_like, y)
-    xs = (jnp.asarray(a, dtype), jnp.asarray(b, dtype), jnp.asarray(c, dtype),
-          jnp.arange(s) == 0)
-    rec0 = term.record_zeros(dtype) if record else None
-    (acc, _, status, rec), _ = jax.lax.scan(
-        stage, (zeros, zeros, jnp.zeros((), jnp.int32), rec0), xs)
-    y1 = tmap(lambda u, A_: u + h * A_, y, acc)
-    return (y1, status, rec) if record else (y1, status)
+    (acc, _, status, rec), _ = jax.lax.scan(stage, (acc, k_prev, status, rec), xs)
+    return acc, status, rec
 
 
 def _stage_vf(term, t, y, first, record=False):
