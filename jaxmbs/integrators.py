@@ -124,14 +124,14 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
         y1 = tmap(lambda u, A_: u + h * A_, y, acc)
         return (y1, status, rec) if record else (y1, status)
 
-    xs = tuple(jnp.asarray(z, dtype) for z in (a, b, c))
+    coeffs = lambda first: tuple(jnp.asarray(z[first:], dtype) for z in (a, b, c))
     if not (PEEL_FIRST_STAGE and _PEEL.get()):
         # every stage in the loop (PEEL_FIRST_STAGE False): one copy of the vector field in
         # the program, but the dropped-row conditional and the Record in every stage (the
         # first stage's kept)
         zeros = tmap(jnp.zeros_like, y)
         rec0 = term.record_zeros(dtype) if record else None
-        acc, status, rec = _stage_loop(term, t, y, h, xs + (jnp.arange(s) == 0,), zeros,
+        acc, status, rec = _stage_loop(term, t, y, h, coeffs(0) + (jnp.arange(s) == 0,), zeros,
                                        zeros, jnp.zeros((), jnp.int32), rec0)
     else:
         # The first stage, at y itself (a[0] = 0), traced apart: it alone judges the solver's
@@ -139,7 +139,7 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False):
         # the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
         k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
         rec = term.record(y, acc0) if record else None
-        acc, status, _ = _stage_loop(term, t, y, h, tuple(z[1:] for z in xs),
+        acc, status, _ = _stage_loop(term, t, y, h, coeffs(1),
                                      tmap(lambda kk: b[0] * kk, k0), k0, status)
     y1 = tmap(lambda u, A_: u + h * A_, y, acc)
     return (y1, status, rec) if record else (y1, status)
