@@ -164,15 +164,19 @@ def parser(doc, cases=("double_pendulum", "slider_crank")):
 
 
 def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_of=None,
-              compile_options_of=None):
+              compile_options_of=None, per_case=None):
     """`compare` the two variants for every case and stabiliser of args and append their
-    `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res."""
+    `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res.
+    per_case(case), when given, returns (batch, compile_options_of, extra row fields) for
+    that case instead of args.batch, compile_options_of and none."""
     for case in args.cases:
+        batch, options_of, extra = ((args.batch, compile_options_of, {}) if per_case is None
+                                    else per_case(case))
         for stab in args.stabilizers:
-            m = compare(case, stab, args.batch, args.steps, variants, set_variant, args.repeats,
-                        whole=whole, stabilizer_of=stabilizer_of,
-                        compile_options_of=compile_options_of)
-            res["rows"].append(pair_row(case, stab, m, variants[0], variants[1], *names))
+            m = compare(case, stab, batch, args.steps, variants, set_variant, args.repeats,
+                        whole=whole, stabilizer_of=stabilizer_of, compile_options_of=options_of)
+            res["rows"].append(dict(pair_row(case, stab, m, variants[0], variants[1], *names),
+                                    **extra))
     return res
 
 
@@ -188,16 +192,13 @@ def module_flag_ab(script, doc, cases, argv, module, name, off, on):
     jax, np, mb, M, machine_info = start()
     from jaxmbs import _xla, simulate
 
-    set_variant = module_flag(module, name, on)
-    res = record(script, argv, batch=args.batch, steps=args.steps)
-    for case in args.cases:
-        mech = build_case(case)[0]
-        form = simulate._ew_form(mech, mb.SchurCholesky())
+    def per_case(case):
+        form = simulate._ew_form(build_case(case)[0], mb.SchurCholesky())
         opts = _xla.scalar_form_options() if form == "scalar" else {}
         batch = args.batch if form == "scalar" else min(args.batch, 2048)
-        for stab in args.stabilizers:
-            m = compare(case, stab, batch, args.steps, (off, on), set_variant, args.repeats,
-                        whole=True, compile_options_of=lambda v: opts)
-            row = pair_row(case, stab, m, off, on, off, on)
-            res["rows"].append(dict(row, form=form, batch=batch))
+        return batch, (lambda v: opts), dict(form=form, batch=batch)
+
+    res = record(script, argv, batch=args.batch, steps=args.steps)
+    run_pairs(res, args, (off, on), module_flag(module, name, on), (off, on), whole=True,
+              per_case=per_case)
     return write(res, script, args.out)
