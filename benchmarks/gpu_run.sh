@@ -1,37 +1,35 @@
 #!/bin/bash
-# One device call: GPU throughput (benchmarks/gpu.py) and the spatial slider-crank against
-# MuJoCo (benchmarks/spatial.py), results under $OUT.
+# One device call: GPU throughput (benchmarks/gpu.py) and the spatial slider-crank on the
+# accelerator (benchmarks/gpu_spatial.py), results under $OUT.
 #
 # The device image has jax 0.11.2 (CUDA 13). The newest jax (0.12.0.1: jax, jaxlib,
-# jax-cuda13-plugin, jax-cuda13-pjrt, 233 MB of wheels) is over the tool's 64 MiB per call,
-# so it travels as a tar split in parts (.g12/partNN, one call each, copied to /tmp/w on the
-# warm machine); with the MuJoCo wheels (.whl) in the same tar. This script reassembles and
-# installs them when /tmp/w holds the parts, else runs the image's jax (and says so).
+# jax-cuda13-plugin, jax-cuda13-pjrt; 233 MB of wheels, 735 MB installed) is over the
+# tool's 64 MiB per call, so it travels as an xz-compressed tar of the installed packages
+# (163 MB) split in parts (.g12/partNN, one call each, copied to /tmp/w on the warm
+# machine). This script reassembles and unpacks them when /tmp/w holds the parts, else
+# runs the image's jax (and says so). JAXMBS_GIT names the commit (no .git travels).
 # Usage on the device machine: bash benchmarks/gpu_run.sh
 set -x
 export PYTHONUNBUFFERED=1
 O=${OUT:-/tmp}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 if ls /tmp/w/part0* >/dev/null 2>&1; then
-    cat /tmp/w/part0* > /tmp/g12.tar && md5sum /tmp/g12.tar
-    mkdir -p /tmp/g12 && tar xf /tmp/g12.tar -C /tmp/g12 && ls /tmp/g12
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site_mj /tmp/g12/mujoco*.whl /tmp/g12/glfw*.whl
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site_jax /tmp/g12/jax*.whl
+    cat /tmp/w/part0* > /tmp/g12.tar.xz && md5sum /tmp/g12.tar.xz
+    mkdir -p /tmp/site_jax
+    python3 -c "import lzma, tarfile; tarfile.open(fileobj=lzma.open('/tmp/g12.tar.xz')).extractall('/tmp/site_jax')"
     if PYTHONPATH=/tmp/site_jax python3 -c "import jax; assert jax.devices()[0].platform == 'gpu', jax.devices(); print(jax.__version__, jax.devices())"; then
-        export PYTHONPATH=/tmp/site_jax:/tmp/site_mj
+        export PYTHONPATH=/tmp/site_jax
     else
-        echo "jax 0.12 did not start on the GPU: running the image's jax"; export PYTHONPATH=/tmp/site_mj
+        echo "jax 0.12 did not start on the GPU: running the image's jax"; unset PYTHONPATH
     fi
 fi
-export PYTHONPATH=$PWD:$PYTHONPATH
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 python3 -c "import jax, numpy; print('jax', jax.__version__, jax.devices(), 'numpy', numpy.__version__)"
-timeout 110 python3 benchmarks/gpu.py --cases double_pendulum --batches 65536 262144 \
-    --dtypes float32 float64 --vectorize vmap elementwise --budget 100 --out $O/gpu.json
-timeout 110 python3 benchmarks/gpu.py --append --cases slider_crank --batches 262144 \
-    --dtypes float32 float64 --vectorize vmap --budget 100 --out $O/gpu.json
-timeout 40 python3 benchmarks/gpu.py --append --cases chain8 --batches 65536 \
-    --dtypes float64 --budget 30 --out $O/gpu.json
-timeout 170 python3 benchmarks/spatial.py --batch 4096 --steps 400 && cp benchmarks/results/spatial.json $O/spatial.json
+G="python3 benchmarks/gpu.py --out $O/gpu.json"
+timeout 100 $G --cases double_pendulum --batches 65536 262144 1048576 --dtypes float32 --budget 80
+timeout 60 $G --append --cases double_pendulum --batches 65536 262144 --dtypes float64 --budget 40
+timeout 110 $G --append --cases slider_crank --batches 262144 --dtypes float32 float64 --budget 90
+timeout 70 $G --append --cases chain8 --batches 65536 --dtypes float64 --budget 50
+timeout 70 $G --append --cases chain32 --batches 16384 --dtypes float64 --budget 50
+timeout 150 python3 benchmarks/gpu_spatial.py --batches 65536 --steps 200 --out $O/gpu_spatial.json
 ls -la $O

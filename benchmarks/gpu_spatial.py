@@ -96,6 +96,9 @@ def main(argv=None):
                                                   "gpu_spatial.json"), help="JSON output")
     args = ap.parse_args(argv)
     res = dict(correctness=correctness(), throughput=[])
+    sys.path.insert(0, HERE)  # (after correctness(): throughput puts baselines/ first on the path)
+    from throughput import machine_info
+    res["machine"] = machine_info()
     print(json.dumps(res["correctness"]), flush=True)
     for dtype in (jnp.float32, jnp.float64):
         for b in args.batches:

@@ -147,7 +147,8 @@ def machine_info():
         info["jaxmbs"] = jaxmbs.__version__
     except Exception:  # noqa: BLE001
         pass
-    rev = git_revision(ROOT)
+    # (JAXMBS_GIT: the commit, where the checkout travels without .git: benchmarks/gpu_run.sh)
+    rev = git_revision(ROOT) or os.environ.get("JAXMBS_GIT")
     if rev:
         info["git"] = rev
     try:
