@@ -7,7 +7,8 @@
 # tool's 64 MiB per call, so it travels as an xz-compressed tar of the installed packages
 # (163 MB) split in parts (.g12/partNN, one call each, copied to /tmp/w on the warm
 # machine). This script reassembles and unpacks them when /tmp/w holds the parts, else
-# runs the image's jax (and says so). JAXMBS_GIT names the commit (no .git travels).
+# runs the image's jax (and says so). Set JAXMBS_GIT to the commit: the copy there can carry
+# the .git of an older commit (2026-11-29: it read 418082f under 7424273's files).
 # Usage on the device machine: bash benchmarks/gpu_run.sh
 set -x
 export PYTHONUNBUFFERED=1

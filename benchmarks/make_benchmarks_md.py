@@ -642,15 +642,22 @@ def spatial_section(results_dir):
                      f"{e(a['max_loop_gap'])} m | - |")
         L.append("")
     L += _spatial_precision(results_dir)
-    G = _load(os.path.join(results_dir, "accel_spatial_h200.json"))
-    if G:
-        L += ["Spatial slider-crank on the accelerator alone (`python benchmarks/gpu_spatial.py "
-              "--batches 4096 65536 --steps 200`, NVIDIA H200, jax 0.11.2): one member against the "
-              "reference over 1 s at dt = 2.5e-4 s: crank pin error "
+    for f in sorted(glob.glob(os.path.join(results_dir, "accel_spatial_h200*.json"))):
+        G = _load(f)
+        if not G:
+            continue
+        m = G.get("machine") or {}
+        cmd = G.get("command", "python benchmarks/gpu_spatial.py --batches 4096 65536 --steps 200")
+        jv = m.get("jax") or G["correctness"].get("jax", "0.11.2")
+        L += [f"Spatial slider-crank on the accelerator alone (`{os.path.basename(f)}`: `{cmd}`, "
+              f"NVIDIA H200, jax {jv}"
+              + (f", jaxmbs at git `{m['git']}`, run {m.get('date', '?')}" if m.get("git") else "")
+              + "): one member against the reference over 1 s at dt = 2.5e-4 s: crank pin error "
               f"{e(G['correctness']['max_error_B'])} m, slider {e(G['correctness']['max_error_C'])} m, "
               f"quaternion norm {e(G['correctness']['quaternion_norm_error'])}, energy drift "
               f"{e(G['correctness']['energy_drift'])}; batch of 64 vs single runs "
-              f"{e(G['correctness']['batch_vs_single_max_diff'])}.", "",
+              f"{e(G['correctness']['batch_vs_single_max_diff'])}."
+              + (f" {G['note']}" if G.get("note") else ""), "",
               "| batch | dtype | stabiliser | steps/s | compile |", "|---|---|---|---|---|"]
         for r in G["throughput"]:
             L.append(f"| {r['batch']} | {r['dtype']} | {r['stabilizer']} | {g(r['steps_per_s'])} | {r['compile_s']:.1f} s |")

@@ -147,8 +147,9 @@ def machine_info():
         info["jaxmbs"] = jaxmbs.__version__
     except Exception:  # noqa: BLE001
         pass
-    # (JAXMBS_GIT: the commit, where the checkout travels without .git: benchmarks/gpu_run.sh)
-    rev = git_revision(ROOT) or os.environ.get("JAXMBS_GIT")
+    # (JAXMBS_GIT, when set, names the commit: the device tool's copy of the checkout has a
+    # .git of an older commit under the working tree; benchmarks/gpu_run.sh)
+    rev = os.environ.get("JAXMBS_GIT") or git_revision(ROOT)
     if rev:
         info["git"] = rev
     try:
