@@ -20,7 +20,8 @@ from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .dynamics import Accelerations, accelerations
 from .elementwise import elementwise_vmap
 from .equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
-from .integrators import RK4, DormandPrince5, Euler, IController, PIController, SemiImplicitEuler
+from .integrators import (RK4, DormandPrince5, DormandPrince8, Euler, ExplicitRK, IController,
+                          PIController, SemiImplicitEuler)
 from .implicit import GeneralizedAlpha, HHTAlpha, Rattle
 from .formulations import AugmentedLagrangian, CoordinatePartitioning, NullSpace, UdwadiaKalaba
 from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
@@ -49,7 +50,7 @@ __all__ = [
     "constraint_report", "accelerations", "simulate", "simulate_batch", "batch_vectorization", "Trajectory",
     "elementwise_vmap",
     "constraint_terms", "mass_matrix", "generalized_forces", "force_outputs",
-    "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5", "IController", "PIController",
+    "RK4", "SemiImplicitEuler", "Euler", "DormandPrince5", "DormandPrince8", "ExplicitRK", "IController", "PIController",
     "GeneralizedAlpha", "HHTAlpha", "Rattle",
     "NullSpace", "CoordinatePartitioning", "UdwadiaKalaba", "AugmentedLagrangian",
     "Baumgarte", "Projection", "NoStabilization", "project",
