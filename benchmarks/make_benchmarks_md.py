@@ -674,7 +674,8 @@ def _spatial_precision(results_dir):
         if not R:
             continue
         m = R["machine"]
-        L += [f"**At equal accuracy** (`{os.path.basename(f)}`): each simulator at several time steps, "
+        L += [f"**At equal accuracy** (`{os.path.basename(f)}`): each simulator at several time steps "
+              "(jaxmbs with RK4 and with the 8th-order DormandPrince8), "
               "rate = member-steps/s x dt (simulated seconds per second over the batch); MuJoCo's "
               "solref time constant 2 dt (its smallest recommended). Command: "
               f"`{R['command']}` ({R['total_s']:.0f} s); {m['cpu_count']} cores, Python {m['python']}, "
@@ -688,12 +689,17 @@ def _spatial_precision(results_dir):
                      f"{g(r['steps_per_s'] * r['dt'])} | "
                      f"{e(r['crank_angle_error']['0.4'])} / {e(r['crank_angle_error']['1.0'])} | "
                      f"{e(r['slider_x_error']['0.4'])} / {e(r['slider_x_error']['1.0'])} |")
+        def said(ps):
+            return "; ".join(f"MuJoCo {p['mujoco']}: " + (
+                f"jaxmbs {p['jaxmbs']}, **{p['ratio']:.1f}x** the simulated seconds per second"
+                if p["jaxmbs"] else "no jaxmbs run as accurate") for p in ps)
         L += ["", "Each MuJoCo setting against the fastest jaxmbs run whose four errors are all no "
-              "larger than MuJoCo's: " + "; ".join(
-                  f"MuJoCo {p['mujoco']}: " + (f"jaxmbs {p['jaxmbs']}, **{p['ratio']:.1f}x** the "
-                                               "simulated seconds per second" if p["jaxmbs"] else
-                                               "no jaxmbs run as accurate")
-                  for p in R["pairs"]) + ".", ""]
+              "larger than MuJoCo's: " + said(R["pairs"]) + "."]
+        if any(r.get("integrator", "RK4") != "RK4" for r in R["rows"]):
+            import spatial_precision as SP
+            L += ["", "The same with jaxmbs's RK4 runs only: " + said(SP.pairs(
+                [r for r in R["rows"] if r.get("integrator", "RK4") == "RK4"])) + "."]
+        L.append("")
     return L
 
 

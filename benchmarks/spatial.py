@@ -50,14 +50,15 @@ def _worker_setup(batch, stabilizer):
     return jax, np, mb, ex, mech, params, s0, Q0, V0, stab
 
 
-def _accuracy(mb, ex, mech, params, s0, stab, dt):
+def _accuracy(mb, ex, mech, params, s0, stab, dt, integrator=None):
     """One member over 1 s at time step dt against the 1-DOF reference: crank angle and
-    slider position errors at t = 0.4 s and 1 s, and the largest constraint error."""
+    slider position errors at t = 0.4 s and 1 s, and the largest constraint error.
+    integrator: RK4() when None."""
     import numpy as np
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     from reference import spatial as ref
     acc = mb.simulate(mech, params, s0.q, s0.v, (0.0, 1.0), dt, stabilizer=stab,
-                      save_every=max(1, int(round(0.1 / dt))))
+                      integrator=integrator or mb.RK4(), save_every=1)
     t = np.asarray(acc.t)
     R = ref.spatial_slider_crank(t)
     ang = ex.crank_angle(np.asarray(acc.q))
@@ -68,10 +69,12 @@ def _accuracy(mb, ex, mech, params, s0, stab, dt):
                 max_constraint_error=float(np.max(np.asarray(acc.constraint_error))))
 
 
-def _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats):
-    """simulate_batch as the README calls it (mesh over the devices), `steps` steps of dt:
-    (first-call seconds, the timed calls' seconds, the last Trajectory)."""
-    kw = dict(stabilizer=stab, save_every=steps, mesh=mb.batch_mesh(), params_axis=None)
+def _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats, integrator=None):
+    """simulate_batch as the README calls it (mesh over the devices), `steps` steps of dt
+    (integrator: RK4() when None): (first-call seconds, the timed calls' seconds, the last
+    Trajectory)."""
+    kw = dict(stabilizer=stab, save_every=steps, mesh=mb.batch_mesh(), params_axis=None,
+              integrator=integrator or mb.RK4())
     t0 = time.perf_counter()
     tr = mb.simulate_batch(mech, params, Q0, V0, (0.0, steps * dt), dt, **kw)
     jax.block_until_ready(tr.q)

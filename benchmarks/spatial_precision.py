@@ -5,7 +5,8 @@ and of MuJoCo's rollout, each at several time steps, with their errors, same run
 errors are 100-1000x smaller than MuJoCo's. Here each simulator also runs at other time
 steps and the comparison is made at equal or better accuracy:
 
-* jaxmbs: RK4 at dt = 1, 2 and 4 ms, with `Projection()` and with `Baumgarte(10)`;
+* jaxmbs: RK4 at dt = 1, 2, 2.5 and 4 ms with `Projection()`, at 1, 2 and 4 ms with
+  `Baumgarte(10)`, and the 8th-order `DormandPrince8` at 8, 10 and 12.5 ms (Projection);
   `simulate_batch` called as the README shows it (batch of identical members,
   `mesh=jaxmbs.batch_mesh()`), timed on its second call; errors of one member over 1 s.
 * MuJoCo (`baselines/mujoco_spatial.py`, loop closed by a `connect` equality, RK4): at
@@ -36,27 +37,33 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-JAXMBS_DTS = (1e-3, 2e-3, 4e-3)
+# (integrator, stabiliser, dt)
+JAXMBS_RUNS = tuple(("DormandPrince8", "Projection()", dt) for dt in (8e-3, 10e-3, 12.5e-3)) + tuple(
+    ("RK4", "Projection()", dt) for dt in (1e-3, 2e-3, 2.5e-3, 4e-3)) + tuple(
+    ("RK4", "Baumgarte(10)", dt) for dt in (1e-3, 2e-3, 4e-3))
 MUJOCO = (("tight", 1e-3, 0.002), ("tight_dt_0.5ms", 5e-4, 0.001),
           ("tight_dt_0.25ms", 2.5e-4, 0.0005))  # (name, dt, solref time constant)
 
 
-def _worker(batch, seconds, repeats, stabilizer, dt):
+def _worker(batch, seconds, repeats, stabilizer, dt, integrator="RK4"):
     """In a subprocess with one XLA device per core: rate and errors at one time step."""
     from spatial import _accuracy, _timed, _worker_setup
     jax, np, mb, ex, mech, params, s0, Q0, V0, stab = _worker_setup(batch, stabilizer)
+    integ = getattr(mb, integrator)()
     steps = int(round(seconds / dt))
-    first, walls, tr = _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats)
-    return dict(simulator="jaxmbs", setting=stabilizer, dt=dt, batch=batch, steps=steps,
+    first, walls, tr = _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats, integ)
+    return dict(simulator="jaxmbs", setting=f"{integrator}, {stabilizer}", integrator=integrator,
+                stabilizer=stabilizer, dt=dt, batch=batch, steps=steps,
                 jax=jax.__version__, devices=len(jax.devices()), first_call_s=first,
                 wall_s=walls, steps_per_s=batch * steps / float(np.median(walls)),
                 failed=int(np.sum(np.asarray(tr.status) != 0)),
-                **_accuracy(mb, ex, mech, params, s0, stab, dt))
+                **_accuracy(mb, ex, mech, params, s0, stab, dt, integ))
 
 
-def run_jaxmbs(batch, seconds, repeats, stabilizer, dt):
+def run_jaxmbs(batch, seconds, repeats, stabilizer, dt, integrator="RK4"):
     from spatial import in_worker
-    return in_worker("spatial_precision", "_worker", batch, seconds, repeats, stabilizer, dt)
+    return in_worker("spatial_precision", "_worker", batch, seconds, repeats, stabilizer, dt,
+                     integrator)
 
 
 def run_mujoco(batch, seconds, repeats, name, dt, timeconst):
@@ -104,12 +111,11 @@ def main(argv=None):
     from throughput import git_revision
     t_start = time.perf_counter()
     rows = []
-    for stab in ("Projection()", "Baumgarte(10)"):
-        for dt in JAXMBS_DTS:
-            rows.append(run_jaxmbs(args.batch, args.seconds, args.repeats, stab, dt))
-            r = rows[-1]
-            print(f"jaxmbs {stab:14s} dt {dt:.0e}: {r['steps_per_s']:.3g} steps/s, "
-                  f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
+    for integ, stab, dt in JAXMBS_RUNS:
+        rows.append(run_jaxmbs(args.batch, args.seconds, args.repeats, stab, dt, integ))
+        r = rows[-1]
+        print(f"jaxmbs {r['setting']:30s} dt {dt:.1e}: {r['steps_per_s']:.3g} steps/s, "
+              f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
     for name, dt, tc in MUJOCO:
         rows.append(run_mujoco(args.batch, args.seconds, args.repeats, name, dt, tc))
         r = rows[-1]

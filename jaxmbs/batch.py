@@ -367,7 +367,7 @@ def _check_args(mech, params, q0, v0, t_span, dt, out_dir, chunk_steps, save_eve
 
 
 _OPTION_SHAPES = {  # simulate options that are objects: attributes every valid one has
-    "integrator": (("adaptive",), "jaxmbs.RK4(), SemiImplicitEuler(), Euler() or DormandPrince5()"),
+    "integrator": (("adaptive",), "jaxmbs.RK4(), DormandPrince8(), ExplicitRK(...), SemiImplicitEuler(), Euler() or DormandPrince5()"),
     "stabilizer": (("gamma", "post_step"), "jaxmbs.Projection(), Baumgarte(alpha) or NoStabilization()"),
     "solver": (("solve",), "jaxmbs.SchurCholesky() or DenseLU()"),
 }

@@ -195,7 +195,7 @@ def _demo_plot(angle_deg, torque, peak, pct, path, result):
     plt.close(fig)
 
 
-INTEGRATORS = ("rk4", "dopri5", "semi-implicit-euler", "euler")
+INTEGRATORS = ("rk4", "dop853", "dopri5", "semi-implicit-euler", "euler")
 STABILIZERS = ("projection", "baumgarte", "none")
 _API_NAMES = {k: k for k in ("t0", "t1", "dt", "batch", "seed", "save_every", "out", "plot",
                              "plot_coords", "perturb", "integrator", "stabilizer", "energy_tol")}
@@ -361,7 +361,7 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
         save_every = max(1, n_steps // 500)
         while n_steps % save_every:
             save_every -= 1
-    integ = {"rk4": jaxmbs.RK4(), "dopri5": jaxmbs.DormandPrince5(),
+    integ = {"rk4": jaxmbs.RK4(), "dop853": jaxmbs.DormandPrince8(), "dopri5": jaxmbs.DormandPrince5(),
              "semi-implicit-euler": jaxmbs.SemiImplicitEuler(), "euler": jaxmbs.Euler()}
     stabs = {"projection": jaxmbs.Projection(), "baumgarte": jaxmbs.Baumgarte(10.0),
              "none": jaxmbs.NoStabilization()}

@@ -488,6 +488,7 @@ def _explicit(name):
 # registry for the conformance suite and the comparison script: name -> factory
 INTEGRATORS = {
     "rk4": _explicit("RK4"),
+    "dop853": _explicit("DormandPrince8"),
     "semi_implicit_euler": _explicit("SemiImplicitEuler"),
     "dopri5": _explicit("DormandPrince5"),
     "generalized_alpha": GeneralizedAlpha,

@@ -189,7 +189,8 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
       t_span: (t0, t1) in s, Python floats. dt: step (fixed-step integrators) or first
         step (adaptive), s; t1 - t0 must be a whole number of dt.
       integrator: RK4() (default), SemiImplicitEuler(), Euler(), DormandPrince5(rtol, atol,
-        max_steps). Adaptive steps are clipped to land on the save points.
+        max_steps), DormandPrince8() (8th order, fixed step) or ExplicitRK(a, b, c, order)
+        (any explicit tableau). Adaptive steps are clipped to land on the save points.
       stabilizer: Projection() (default: one M-weighted Newton projection of q and one of v
         after every step), Baumgarte(alpha, beta=None -> alpha) in 1/s, or NoStabilization().
       solver: SchurCholesky() (default) or DenseLU().
@@ -256,7 +257,7 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
 def _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, where):
     """Type checks of simulate's option objects and numbers (ValueError naming them)."""
     for name, obj, attrs, kinds in (
-            ("integrator", integrator, ("adaptive",), "jaxmbs.RK4(), SemiImplicitEuler(), Euler() or DormandPrince5()"),
+            ("integrator", integrator, ("adaptive",), "jaxmbs.RK4(), DormandPrince8(), ExplicitRK(...), SemiImplicitEuler(), Euler() or DormandPrince5()"),
             ("stabilizer", stabilizer, ("gamma", "post_step"), "jaxmbs.Projection(), Baumgarte(alpha) or NoStabilization()"),
             ("solver", solver, ("solve",), "jaxmbs.SchurCholesky() or DenseLU()")):
         if not all(hasattr(obj, a) for a in attrs):
