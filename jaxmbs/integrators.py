@@ -31,6 +31,8 @@ __all__ = ["RK4", "SemiImplicitEuler", "DormandPrince5", "DormandPrince8", "Expl
 
 tmap = jax.tree_util.tree_map
 
+K0_APART = True  # rolled and peeled general tableaux: k0 read as a loop constant, not
+# carried in the shift register (False: for A/Bs)
 PEEL_FIRST_STAGE = True  # `_rk_chain`, rolled, under `peeled_first_stage()` (the batch-minor
 # paths): the first stage traced apart from the loop over the others (it alone judges
 # dropped rows and reads the Record); False: every stage in the loop there too (for A/Bs,
@@ -163,8 +165,20 @@ def _rk_explicit(term, t, y, h, A, b, c, unroll=False, record=False, memory=None
         # stages holds neither the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
         k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
         rec = term.record(y, acc0) if record else None
-        acc, status, _ = _stage_loop(term, t, y, h, coeffs(1), tmap(lambda kk: b[0] * kk, k0),
-                                     memory.after_first(k0), status, None, memory)
+        r1 = max([i - j for i in range(s) for j in range(1, i) if A[i][j] != 0.0], default=0)
+        if K0_APART and memory is not _CHAIN and r1 < memory.r:
+            # k0 is known before the loop: the stages read it as a loop constant and the
+            # register holds the stages after it only (DOP853: 8 slots instead of 11)
+            memory = _Register(max(r1, 1), k0)
+            rows = [[A[i][0] if i else 0.0] + [A[i][i - memory.r + p] if i - memory.r + p >= 1
+                                                else 0.0 for p in range(memory.r)]
+                    for i in range(s)]
+            xs = tuple(jnp.asarray(z[1:], dtype) for z in (rows, b, c))
+            mem0 = memory.empty(tmap(jnp.zeros_like, y))
+        else:
+            xs, mem0 = coeffs(1), memory.after_first(k0)
+        acc, status, _ = _stage_loop(term, t, y, h, xs, tmap(lambda kk: b[0] * kk, k0), mem0,
+                                     status, None, memory)
     y1 = tmap(lambda u, A_: u + h * A_, y, acc)
     return (y1, status, rec) if record else (y1, status)
 
@@ -196,10 +210,13 @@ _CHAIN = _Chain()
 
 class _Register:
     """The stage memory of a general explicit tableau: the last r stages, oldest first (a
-    leading axis of r on every leaf), shifted by one at every stage."""
+    leading axis of r on every leaf), shifted by one at every stage. With k0 (the first
+    stage, computed before the loop), a row is (A[i, 0], the register's entries) and the
+    stage state adds A[i, 0] k0 (k0 read as a loop constant, not carried)."""
 
-    def __init__(self, r):
+    def __init__(self, r, k0=None):
         self.r = r
+        self.k0 = k0
 
     def empty(self, zeros):
         return tmap(lambda z: jnp.zeros((self.r,) + z.shape, z.dtype), zeros)
@@ -212,9 +229,11 @@ class _Register:
         return tmap(lambda kk: jnp.concatenate(
             [jnp.zeros((self.r - 1,) + kk.shape, kk.dtype), kk[None]], 0), k0)
 
-    @staticmethod
-    def stage_state(y, h, row, mem):
-        return tmap(lambda u, R: u + h * jnp.tensordot(row, R, axes=1), y, mem)
+    def stage_state(self, y, h, row, mem):
+        if self.k0 is None:
+            return tmap(lambda u, R: u + h * jnp.tensordot(row, R, axes=1), y, mem)
+        return tmap(lambda u, k, R: u + h * (row[0] * k + jnp.tensordot(row[1:], R, axes=1)),
+                    y, self.k0, mem)
 
 
 def _stage_loop(term, t, y, h, xs, acc, mem, status, rec=None, memory=_CHAIN):
