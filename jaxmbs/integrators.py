@@ -445,9 +445,9 @@ class DormandPrince8(_OneStep):
     given accuracy with steps several times RK4's at fewer vector-field evaluations (the
     spatial slider-crank over 1 s: crank-angle error 5.0e-6 rad at h = 12.5 ms, 960 stages
     per simulated second, where RK4 gives 4.5e-6 at h = 2.5 ms with 1600; a stage costs
-    about 1.3x RK4's on the batch-minor path, which reads the earlier stages from a shift
-    register: 1.24x the simulated seconds per second; at tighter accuracy the gap grows,
-    2.0x at 8e-8 rad; benchmarks/spatial_precision.py). Like every explicit method it is
+    about 1.1x RK4's on the batch-minor path, which reads the earlier stages from a shift
+    register: 1.5x the simulated seconds per second; at tighter accuracy the gap grows,
+    2.2x at 8e-8 rad; benchmarks/spatial_precision.py, jax 0.12). Like every explicit method it is
     bounded by the fastest mode: stiff springs or contacts need h below their period.
     unroll: as for `ExplicitRK`.
     """
