@@ -145,10 +145,9 @@ def _rk_explicit(term, t, y, h, A, b, c, unroll=False, record=False, memory=None
         return (y1, status, rec) if record else (y1, status)
 
     if memory is None:
-        r = max([i - j for i in range(s) for j in range(i) if A[i][j] != 0.0], default=1)
+        r = _reach(A, 0)
         memory = _CHAIN if r == 1 else _Register(r)
-        rows = [[A[i][i - r + p] if i - r + p >= 0 else 0.0 for p in range(r)]
-                for i in range(s)] if r > 1 else [A[i][i - 1] if i else 0.0 for i in range(s)]
+        rows = _register_rows(A, r, 0) if r > 1 else [A[i][i - 1] if i else 0.0 for i in range(s)]
     coeffs = lambda first: tuple(jnp.asarray(z[first:], dtype) for z in (rows, b, c))
     if not (PEEL_FIRST_STAGE and _PEEL.get()):
         # every stage in the loop (PEEL_FIRST_STAGE False): one copy of the vector field in
@@ -165,14 +164,13 @@ def _rk_explicit(term, t, y, h, A, b, c, unroll=False, record=False, memory=None
         # stages holds neither the dropped-row conditional nor the Record (PEEL_FIRST_STAGE)
         k0, status, acc0 = _stage_vf(term, t + c[0] * h, y, True, record)
         rec = term.record(y, acc0) if record else None
-        r1 = max([i - j for i in range(s) for j in range(1, i) if A[i][j] != 0.0], default=0)
+        r1 = _reach(A, 1)
         if K0_APART and memory is not _CHAIN and r1 < memory.r:
             # k0 is known before the loop: the stages read it as a loop constant and the
             # register holds the stages after it only (DOP853: 8 slots instead of 11)
             memory = _Register(max(r1, 1), k0)
-            rows = [[A[i][0] if i else 0.0] + [A[i][i - memory.r + p] if i - memory.r + p >= 1
-                                                else 0.0 for p in range(memory.r)]
-                    for i in range(s)]
+            rows = [[A[i][0] if i else 0.0] + row
+                    for i, row in enumerate(_register_rows(A, memory.r, 1))]
             xs = tuple(jnp.asarray(z[1:], dtype) for z in (rows, b, c))
             mem0 = memory.empty(tmap(jnp.zeros_like, y))
         else:
@@ -181,6 +179,19 @@ def _rk_explicit(term, t, y, h, A, b, c, unroll=False, record=False, memory=None
                                      status, None, memory)
     y1 = tmap(lambda u, A_: u + h * A_, y, acc)
     return (y1, status, rec) if record else (y1, status)
+
+
+def _reach(A, j0):
+    """The largest i - j of a nonzero A[i, j] with j >= j0 (1 at least for j0 = 0)."""
+    return max([i - j for i in range(len(A)) for j in range(j0, i) if A[i][j] != 0.0],
+               default=1 - j0)
+
+
+def _register_rows(A, r, j0):
+    """A's rows aligned to a register of the last r stages (oldest first), columns j >= j0
+    (those below j0 read as 0)."""
+    return [[A[i][i - r + p] if i - r + p >= j0 else 0.0 for p in range(r)]
+            for i in range(len(A))]
 
 
 class _Chain:
