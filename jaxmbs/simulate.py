@@ -645,7 +645,8 @@ def _warn_fallback(reason: str, array_form: bool = False):
 
 
 def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axis=0,
-                   t_offset=None, vectorize: str = "auto", mesh=None, **kwargs):
+                   t_offset=None, vectorize: str = "auto", mesh=None, fold_zeros: bool = True,
+                   **kwargs):
     """`simulate` vmapped over a batch: params leaves with a leading batch axis
     (params_axis=0, or None if shared) and q0 / v0 of shape (batch, n) (state_axis=0, or
     None if shared). t_offset: optional (traced) start time added to t_span, so that runs
@@ -687,6 +688,17 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         vmap and warns once, naming the reason; when only its scalar program cannot be
         written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
         warns once, naming the reason.
+    fold_zeros: on the scalar batch-minor form, the entries of params that are exactly zero
+      (in every member, for batched leaves) are compiled into the program as constants, so
+      that the arithmetic they annihilate is not written: a joint axis along a body axis,
+      a centre of mass on the reference point, a diagonal inertia tensor. The values stay
+      traced: the program is compiled once per pattern of zero entries (and shapes,
+      options), and a call whose params have another pattern compiles again. Results equal
+      the unfolded program's to round-off; derivatives are those of the vmap path, as
+      always. Measured (spatial slider-crank, DormandPrince8, batch 4096, jax 0.12.0.1,
+      2 cores): 1.7x the steps/s, first call 21 s against 29 s (BENCHMARKS.md). params
+      traced by an enclosing transformation (`jax.jit`, `jax.grad`) cannot be inspected:
+      nothing is folded then, and a warning says so once. False: never fold.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
       is split over its devices with `jax.shard_map`, each device simulating its slice
       (padded with copies of the last member up to a multiple of the device count; the
@@ -739,6 +751,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     if vectorize == "elementwise" and why:
         raise ValueError(f"vectorize='elementwise' does not apply here: {why}; "
                          "use vectorize='vmap'")
+    zeros = (_zero_pattern(mech, params, q0, paxes, params_axis, state_axis, mesh, vectorize,
+                           kwargs, why) if fold_zeros else None)
     if mesh is not None:
         params, q0, v0, ctrl_arr = _on_mesh(mesh, (params, q0, v0, ctrl_arr),
                                             (params_axis, state_axis, state_axis,
@@ -747,11 +761,80 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
                            why)
     traj = program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
                    paxes=paxes, state_axis=state_axis, vectorize=vectorize, mesh=mesh,
-                   ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())))
+                   ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())), zeros=zeros)
     if check:  # (after the run: its result is dropped if the start was inconsistent)
         t0 = t_span[0] + (0.0 if t_offset is None else float(np.asarray(t_offset)))
         _check_initial_records(mech, params, q0, v0, t0, paxes, state_axis, tol, solver, traj)
     return traj
+
+
+def _zero_pattern(mech, params, q0, paxes, params_axis, state_axis, mesh, vectorize, kwargs,
+                  why):
+    """simulate_batch's fold_zeros: the entries of params that are zero in every member, as
+    a static, hashable key (per params leaf: None, or (shape, packed mask of +0.0 entries,
+    packed mask of -0.0 entries)), where the call takes the scalar batch-minor form;
+    None elsewhere (other forms gain nothing from it, and an unused key would only select
+    more compilations). Traced params cannot be read: None, with a warning once."""
+    if (vectorize == "vmap" or why or jax.default_backend() != "cpu"
+            or _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar"):
+        return None
+    if vectorize == "auto" and _auto_choice(
+            mech, _batch_size(params, q0, params_axis, state_axis), mesh, kwargs)[0] != "elementwise":
+        return None
+    leaves = jax.tree_util.tree_leaves(params)
+    if _is_tracer(*leaves):
+        _warn_traced_params()
+        return None
+    out = []
+    for leaf, axis in zip(leaves, paxes):
+        x = np.asarray(leaf)
+        if not np.issubdtype(x.dtype, np.floating) or x.size == 0:
+            out.append(None)
+            continue
+        neg = (x == 0) & np.signbit(x)
+        pos = (x == 0) & ~neg
+        if axis == 0:
+            pos, neg = np.all(pos, axis=0), np.all(neg, axis=0)
+        if not (pos.any() or neg.any()):
+            out.append(None)
+            continue
+        out.append((pos.shape, np.packbits(pos).tobytes(), np.packbits(neg).tobytes()))
+    return tuple(out) if any(o is not None for o in out) else None
+
+
+def _fold_zeros(p, zeros):
+    """One member's params p with the entries named by `_zero_pattern` replaced by their
+    constant (+0.0 or -0.0): the element-wise interpreter then folds what they annihilate."""
+    if zeros is None:
+        return p
+    leaves, tree = jax.tree_util.tree_flatten(p)
+    out = []
+    for x, z in zip(leaves, zeros):
+        if z is None:
+            out.append(x)
+            continue
+        shape, pos, neg = z
+        n = int(np.prod(shape, dtype=int))
+        unpack = lambda b: np.unpackbits(np.frombuffer(b, np.uint8), count=n).astype(bool).reshape(shape)
+        pos, neg = unpack(pos), unpack(neg)
+        const = np.where(neg, -0.0, 0.0).astype(x.dtype)
+        out.append(jnp.where(pos | neg, const, x))
+    return jax.tree_util.tree_unflatten(tree, out)
+
+
+_WARNED_TRACED: list = []
+
+
+def _warn_traced_params():
+    if not _WARNED_TRACED:
+        _WARNED_TRACED.append(True)
+        warnings.warn(
+            "jaxmbs.simulate_batch: params are traced here (called inside jax.jit, jax.grad or "
+            "another transformation), so their zero entries cannot be read and compiled in "
+            "(fold_zeros): the scalar batch-minor program does the arithmetic they annihilate, "
+            "and runs slower (spatial slider-crank: 1/1.7 of the steps/s, BENCHMARKS.md). Call "
+            "simulate_batch outside the transformation for the folded program, or pass "
+            "fold_zeros=False to silence this. Shown once.", RuntimeWarning, stacklevel=4)
 
 
 def _check_initial_records(mech, params, q0, v0, t0, paxes, state_axis, tol, solver, traj):
@@ -857,21 +940,22 @@ def _axes_tree(axis, params):
 
 
 def _simulate_batch_program(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span, dt, paxes,
-                            state_axis, vectorize, mesh, ctrl_fn, options):
-    """simulate_batch's one compiled program per (topology, shapes, options)."""
+                            state_axis, vectorize, mesh, ctrl_fn, options, zeros=None):
+    """simulate_batch's one compiled program per (topology, shapes, options, zero pattern
+    of params: `_zero_pattern`)."""
     params_axis = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(params), paxes)
     kwargs = dict(options)
     if ctrl_fn is not None:
         kwargs["controls"] = ctrl_fn
     if mesh is not None:
         return _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh,
-                                       params_axis, state_axis, t_offset, vectorize, kwargs)
+                                       params_axis, state_axis, t_offset, vectorize, kwargs, zeros)
     return _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
-                                 state_axis, t_offset, vectorize, kwargs)
+                                 state_axis, t_offset, vectorize, kwargs, zeros)
 
 
 _PROGRAM_STATIC = ("mech", "t_span", "dt", "paxes", "state_axis", "vectorize", "mesh", "ctrl_fn",
-                   "options")
+                   "options", "zeros")
 _simulate_batch_jit = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_STATIC)
 _scalar_form_jits: dict = {}  # compiler options -> the program jitted with them
 
@@ -905,7 +989,7 @@ def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwa
 
 
 def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
-                          t_offset, vectorize, kwargs):
+                          t_offset, vectorize, kwargs, zeros=None):
     """One device's batch (traced inside _simulate_batch_jit, or inside shard_map)."""
     if vectorize != "vmap" and not _elementwise_unsupported(mech, kwargs, params_axis, state_axis):
         batch = _batch_size(params, q0, params_axis, state_axis)
@@ -926,7 +1010,7 @@ def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axi
                 if not why:
                     return _elementwise_with_vmap_derivatives(
                         mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
-                        t_offset, kwargs, form="array" if refused else None)
+                        t_offset, kwargs, form="array" if refused else None, zeros=zeros)
             except NotImplementedError as e:
                 if vectorize == "elementwise" or refused:
                     raise
@@ -962,7 +1046,7 @@ def _shard_map(f, mesh, in_specs, out_specs):
 
 
 def _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh, params_axis,
-                            state_axis, t_offset, vectorize, kwargs):
+                            state_axis, t_offset, vectorize, kwargs, zeros=None):
     """simulate_batch split over a 1-D mesh with shard_map (batch padded to a multiple of
     the device count with copies of the last member)."""
     from jax.sharding import PartitionSpec as P
@@ -999,7 +1083,7 @@ def _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh, pa
         c = rest.pop(0) if ctrl_arr is not None else None
         to = rest.pop(0) if t_offset is not None else None
         return _simulate_batch_local(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
-                                     to, vectorize, kwargs)
+                                     to, vectorize, kwargs, zeros)
 
     out = _shard_map(local, mesh, tuple(specs), P(name))(*args)
     return out if pad == 0 else jax.tree_util.tree_map(lambda x: x[:batch], out)
@@ -1059,7 +1143,7 @@ def _lapack_chunk(fn, axes, args):
 
 
 def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
-                                       state_axis, t_offset, kwargs, form=None):
+                                       state_axis, t_offset, kwargs, form=None, zeros=None):
     """The element-wise batch path for values; derivatives (jvp, and grad through it) are
     those of the vmap path, which computes the same function: the reverse-mode program of
     the written-out loop made XLA:CPU's compiler overflow its stack (double pendulum), and
@@ -1068,7 +1152,8 @@ def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, d
 
     def ew(p, q, v, c, to):
         return _simulate_batch_elementwise(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
-                                           None if t_offset is None else to, form=form, **kwargs)
+                                           None if t_offset is None else to, form=form,
+                                           zeros=zeros, **kwargs)
 
     def vm(p, q, v, c, to):
         return _simulate_batch_vmap(mech, p, q, v, c, t_span, dt, params_axis, state_axis,
@@ -1097,7 +1182,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
                                 initial_tol=1e-6, checkpoint=False,
-                                energy_tol=ENERGY_TOL, form=None):  # (issue 21: energy_tol passed on)
+                                energy_tol=ENERGY_TOL, form=None, zeros=None):  # (issue 21: energy_tol passed on)
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
@@ -1122,7 +1207,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                         n_steps=n_steps, save_every=save_every, integrator=integrator,
                         stabilizer=stabilizer, solver=solver, ctrl_fn=controls,
                         drift_tol=drift_tol, checkpoint=checkpoint,
-                        energy_tol=_check_energy_tol(energy_tol), form=form)
+                        energy_tol=_check_energy_tol(energy_tol), form=form, zeros=zeros)
 
 
 def _ew_form(mech, solver) -> str:
@@ -1199,7 +1284,7 @@ def _save_point_records(mech, params, q0, v0, ys, t0, *, params_axis, dt, n_save
 
 def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps, save_every,
                  integrator, stabilizer, solver, ctrl_fn, drift_tol, checkpoint,
-                 energy_tol=ENERGY_TOL, form=None):
+                 energy_tol=ENERGY_TOL, form=None, zeros=None):
     """The batch-minor loop: the state is kept batch-last, (n, members); each step is one
     batch-minor program (`elementwise_vmap` or `minor_vmap` of one member's fixed step,
     `_ew_form`), run in a scan over the steps of a save interval, itself in a scan over
@@ -1220,6 +1305,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     vectorise = elementwise_vmap if (form or _ew_form(mech, solver)) == "scalar" else minor_vmap
     if vectorise is elementwise_vmap:
         solver = _scalar_solver(solver, mech)
+    else:
+        zeros = None  # (the array form keeps arrays: nothing to fold)
 
     # Records read off the steps on the scalar form only: on the array form (the banded
     # chains) they cost more run time than they save compile time (chain16, jax 0.10.2:
@@ -1233,7 +1320,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
             u_at = lambda t, kk: u  # (the controls row of step k, held over the step)
         else:
             u_at = _controls_fn(ctrl_fn, None, n_steps, nu, dtype)
-        one = _fixed_step(mech, p, t_start, u_at, dt=dt, integrator=integrator,
+        one = _fixed_step(mech, _fold_zeros(p, zeros), t_start, u_at, dt=dt, integrator=integrator,
                           stabilizer=stabilizer, solver=solver, record=rec_on)
         # (RK4's first stage apart from its stage loop: `integrators.peeled_first_stage`)
         with peeled_first_stage():
