@@ -470,6 +470,69 @@ def test_second_call_compiles_nothing():
         assert np.all(np.asarray(tr2.status) == 0)
 
 
+def test_fold_zeros_folds_only_what_every_member_has():
+    """fold_zeros compiles in the entries of params that are zero in every member, and no
+    other: a batch whose last member alone has gravity (zero in all the others) gets that
+    member's reactions, equal to the vmap path's and to the unfolded program's; a call whose
+    params have another zero pattern compiles its own program (an entry folded before is
+    not folded again once it is nonzero), while new nonzero values of the same pattern
+    trace nothing. Traces counted by a controls function, as above."""
+    mech, params, q0, v0 = slider_crank()
+    B = S.EW_MIN_BATCH
+    traces = []
+
+    def u(t):
+        traces.append(1)
+        return jnp.zeros((0,), t.dtype)
+
+    v0 = mb.assemble(mech, params, q0, v0).v
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    P = jax.tree_util.tree_map(lambda x: jnp.stack([x] * B), params)
+    assert not np.any(np.asarray(params.gravity))  # (every member: zero gravity)
+
+    def run(P, **kw):
+        return mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.05), 1e-3, save_every=10, **kw)
+
+    def gravity(*g):  # (B, 2): member i gets g[i] (the last value repeated)
+        g = [g[min(i, len(g) - 1)] for i in range(B)]
+        return P.replace(gravity=jnp.array([[0.0, gi] for gi in g]))
+
+    one = gravity(*([0.0] * (B - 1) + [-9.81]))
+    ew, vm = run(one, vectorize="elementwise"), run(one, vectorize="vmap")
+    off = run(one, vectorize="elementwise", fold_zeros=False)
+    for tr in (vm, off):
+        np.testing.assert_allclose(ew.q, tr.q, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(ew.lam, tr.lam, rtol=1e-10, atol=1e-9)
+    # (the crank is driven: gravity changes the last member's reactions and driver effort)
+    assert np.max(np.abs(np.asarray(ew.lam[-1] - ew.lam[0]))) > 1e-2
+    # the pattern changes between calls: zero everywhere, then nonzero everywhere
+    traces.clear()
+    for g, expect_trace in ((0.0, True), (-9.81, True), (-3.0, False)):
+        n = len(traces)
+        P2 = gravity(g)
+        ew = run(P2, vectorize="elementwise", controls=u)
+        assert (len(traces) > n) == expect_trace, (g, n, len(traces))
+        vm = run(P2, vectorize="vmap")
+        np.testing.assert_allclose(ew.q, vm.q, rtol=1e-12, atol=1e-12, err_msg=str(g))
+        np.testing.assert_allclose(ew.lam, vm.lam, rtol=1e-10, atol=1e-9, err_msg=str(g))
+
+
+def test_fold_zeros_under_jit_warns_and_runs_unfolded():
+    """params traced by an enclosing jax.jit cannot be read: nothing is folded, the results
+    are those of the vmap path, and a RuntimeWarning says so once."""
+    mech, params, q0, v0 = double_pendulum()
+    B = S.EW_MIN_BATCH
+    Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
+    S._WARNED_TRACED.clear()
+    f = jax.jit(lambda p: mb.simulate_batch(mech, p, Q0, V0, (0.0, 0.02), 1e-3, params_axis=None,
+                                            vectorize="elementwise", save_every=20).q)
+    with pytest.warns(RuntimeWarning, match="fold_zeros"):
+        q = f(params)
+    ref = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.02), 1e-3, params_axis=None,
+                            vectorize="vmap", save_every=20).q
+    np.testing.assert_allclose(q, ref, rtol=1e-12, atol=1e-12)
+
+
 def test_float32_run_continues_from_its_last_state():
     """A float32 Baumgarte run continued from its own last state (chunked simulation) is
     not refused by the initial check: the threshold is at least 1000 float32 ulps (its
