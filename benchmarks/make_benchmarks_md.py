@@ -875,6 +875,13 @@ def xla_flags_section(results_dir):
                             "first RK4 stage (`jaxmbs.dynamics.Record`, the default on the scalar "
                             "batch-minor path since; compile = trace + lower + XLA, the whole "
                             "Trajectory returned as a call without a jit around it returns it)")
+    L += _two_variant_files(results_dir, "fold_zeros", "traced", "folded",
+                            "zeros traced", "zeros folded",
+                            "`simulate_batch(..., fold_zeros=False)` (the zero entries of params read "
+                            "as traced values, as before this change) and `fold_zeros=True` (the "
+                            "default since: compiled into the scalar batch-minor program as "
+                            "constants, which the interpreter folds); whole Trajectory returned; "
+                            "compile = trace + lower + XLA")
     L += _two_variant_files(results_dir, "projection_factor", "refactor", "shared",
                             "factorised twice", "one factorisation",
                             "`jaxmbs.Projection` factorising the Schur complement again at the "

@@ -46,7 +46,7 @@ def build_case(case):
 
 
 def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whole=False,
-            stabilizer_of=None, compile_options_of=None):
+            stabilizer_of=None, compile_options_of=None, simulate_kw_of=None):
     """For each variant v: set_variant(v), compile `simulate_batch` of `case` (RK4, dt = 1e-3,
     `mesh=jaxmbs.batch_mesh()`, identical members, `stabilizer` 'projection' or 'baumgarte');
     then time the executables alternately, `repeats` calls each. set_variant(None) restores
@@ -56,7 +56,8 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whol
     stabilizer_of(stabilizer, v), when given, builds the stabiliser of variant v instead;
     compile_options_of(v), when given, the XLA compiler options its program is compiled with
     (the same lowering; the jit around `simulate_batch` means that simulate_batch itself adds
-    none, `jaxmbs._xla.scalar_form_options`). Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
+    none, `jaxmbs._xla.scalar_form_options`); simulate_kw_of(v), when given, more keyword
+    arguments of variant v's `simulate_batch` call. Returns {v: dict(steps_per_s, compile_s, ops (StableHLO), q (final, array))}."""
     import jax
     import numpy as np
     import jaxmbs as mb
@@ -72,9 +73,12 @@ def compare(case, stabilizer, batch, steps, variants, set_variant, repeats, whol
         else:
             st = mb.Projection() if stabilizer == "projection" else mb.Baumgarte(10.0)
         jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
+        kw = simulate_kw_of(v) if simulate_kw_of else {}
+
         def run(q, w):
             tr = mb.simulate_batch(mech, params, q, w, (0.0, steps * 1e-3), 1e-3,
-                                   params_axis=None, save_every=steps, stabilizer=st, mesh=mesh)
+                                   params_axis=None, save_every=steps, stabilizer=st, mesh=mesh,
+                                   **kw)
             return tr if whole else tr.q
 
         f = jax.jit(run)
@@ -164,7 +168,7 @@ def parser(doc, cases=("double_pendulum", "slider_crank")):
 
 
 def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_of=None,
-              compile_options_of=None, per_case=None):
+              compile_options_of=None, per_case=None, simulate_kw_of=None):
     """`compare` the two variants for every case and stabiliser of args and append their
     `pair_row` (keys prefixed names[0] / names[1]) to res["rows"]; returns res.
     per_case(case), when given, returns (batch, compile_options_of, extra row fields) for
@@ -174,7 +178,8 @@ def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_o
                                     else per_case(case))
         for stab in args.stabilizers:
             m = compare(case, stab, batch, args.steps, variants, set_variant, args.repeats,
-                        whole=whole, stabilizer_of=stabilizer_of, compile_options_of=options_of)
+                        whole=whole, stabilizer_of=stabilizer_of, compile_options_of=options_of,
+                        simulate_kw_of=simulate_kw_of)
             res["rows"].append(dict(pair_row(case, stab, m, variants[0], variants[1], *names),
                                     **extra))
     return res
