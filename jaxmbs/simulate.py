@@ -695,8 +695,10 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
       traced: the program is compiled once per pattern of zero entries (and shapes,
       options), and a call whose params have another pattern compiles again. Results equal
       the unfolded program's to round-off; derivatives are those of the vmap path, as
-      always. Measured (spatial slider-crank, DormandPrince8, batch 4096, jax 0.12.0.1,
-      2 cores): 1.7x the steps/s, first call 21 s against 29 s (BENCHMARKS.md). params
+      always. Measured (same process, batch 4096, RK4, 2 cores, BENCHMARKS.md
+      `fold_zeros`): double pendulum 1.34-1.40x the steps/s, slider-crank 1.59-1.75x,
+      spatial slider-crank 1.88-1.93x (jax 0.12.0.1; its first compile 21 s against 28 s
+      with Projection). params
       traced by an enclosing transformation (`jax.jit`, `jax.grad`) cannot be inspected:
       nothing is folded then, and a warning says so once. False: never fold.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
