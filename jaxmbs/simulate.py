@@ -810,6 +810,7 @@ def _fold_zeros(p, zeros):
     if zeros is None:
         return p
     leaves, tree = jax.tree_util.tree_flatten(p)
+    assert len(leaves) == len(zeros), "fold_zeros: params changed structure"
     out = []
     for x, z in zip(leaves, zeros):
         if z is None:
