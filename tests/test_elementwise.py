@@ -894,7 +894,10 @@ def test_kept_loops_give_the_same_results_and_stay_loops(monkeypatch):
     from jaxmbs import _xla
     q_keep, low_keep, hlo_keep = _dp_elementwise_program(True, monkeypatch)
     q_free, low_free, hlo_free = _dp_elementwise_program(False, monkeypatch)
-    np.testing.assert_array_equal(q_keep, q_free)
+    # (equal to round-off: XLA compiles the two forms' arithmetic apart. They were bitwise
+    # equal before fold_zeros; with it, jax 0.12.0.1 gave 15 of 108 entries 1 ulp apart,
+    # 2.0e-17 absolute, 3.2e-14 relative)
+    np.testing.assert_allclose(q_keep, q_free, rtol=1e-13, atol=1e-16)
     assert "custom_call" in low_keep and "custom_call" not in low_free
     if _xla.jaxlib_version() >= _xla.HOISTS_SMALL_LOOPS:
         assert 'xla_cpu_small_call="true"' in hlo_free  # (what the work-around is for)
