@@ -457,8 +457,9 @@ class DormandPrince8(_OneStep):
     spatial slider-crank over 1 s: crank-angle error 5.0e-6 rad at h = 12.5 ms, 960 stages
     per simulated second, where RK4 gives 4.5e-6 at h = 2.5 ms with 1600; a stage costs
     about 1.1x RK4's on the batch-minor path, which reads the earlier stages from a shift
-    register: 1.5x the simulated seconds per second; at tighter accuracy the gap grows,
-    2.2x at 8e-8 rad; benchmarks/spatial_precision.py, jax 0.12). Like every explicit method it is
+    register: 1.35x the simulated seconds per second; at tighter accuracy the gap grows,
+    1.9x at 8e-8 rad; benchmarks/spatial_precision.py, jax 0.12, 2026-11-30). Like every
+    explicit method it is
     bounded by the fastest mode: stiff springs or contacts need h below their period.
     unroll: as for `ExplicitRK`.
     """
