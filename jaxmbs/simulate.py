@@ -777,11 +777,8 @@ def _zero_pattern(mech, params, q0, paxes, params_axis, state_axis, mesh, vector
     packed mask of -0.0 entries)), where the call takes the scalar batch-minor form;
     None elsewhere (other forms gain nothing from it, and an unused key would only select
     more compilations). Traced params cannot be read: None, with a warning once."""
-    if (vectorize == "vmap" or why or jax.default_backend() != "cpu"
-            or _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar"):
-        return None
-    if vectorize == "auto" and _auto_choice(
-            mech, _batch_size(params, q0, params_axis, state_axis), mesh, kwargs)[0] != "elementwise":
+    if not _scalar_form_call(mech, params, q0, params_axis, state_axis, mesh, vectorize,
+                             kwargs, why):
         return None
     leaves = jax.tree_util.tree_leaves(params)
     if _is_tracer(*leaves):
@@ -825,12 +822,12 @@ def _fold_zeros(p, zeros):
     return jax.tree_util.tree_unflatten(tree, out)
 
 
-_WARNED_TRACED: list = []
+_TRACED_PARAMS = "traced params: fold_zeros cannot read them"  # (its key in _WARNED)
 
 
 def _warn_traced_params():
-    if not _WARNED_TRACED:
-        _WARNED_TRACED.append(True)
+    if _TRACED_PARAMS not in _WARNED:
+        _WARNED.add(_TRACED_PARAMS)
         warnings.warn(
             "jaxmbs.simulate_batch: params are traced here (called inside jax.jit, jax.grad or "
             "another transformation), so their zero entries cannot be read and compiled in "
@@ -963,6 +960,19 @@ _simulate_batch_jit = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_
 _scalar_form_jits: dict = {}  # compiler options -> the program jitted with them
 
 
+def _scalar_form_call(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs,
+                      why) -> bool:
+    """Whether a simulate_batch call (why: `_elementwise_unsupported`'s answer) takes the
+    scalar batch-minor form on the CPU (`_ew_form`; under "auto" when `_auto_choice` picks
+    the element-wise path for its batch)."""
+    if vectorize == "vmap" or why or jax.default_backend() != "cpu":
+        return False
+    if _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar":
+        return False
+    return vectorize != "auto" or _auto_choice(
+        mech, _batch_size(params, q0, params_axis, state_axis), mesh, kwargs)[0] == "elementwise"
+
+
 def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs, why):
     """The jitted program simulate_batch calls (why: `_elementwise_unsupported`'s answer for
     this call): `_simulate_batch_jit`, or, when the call will
@@ -971,16 +981,12 @@ def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwa
     them. (A scalar program refused while tracing, MAX_OPS or a primitive, then runs the
     array form under those options: correct, a few per cent slower.)"""
     from . import _xla
-    if vectorize == "vmap" or why or not _xla.at_top_level() or jax.default_backend() != "cpu":
+    if not _xla.at_top_level() or not _scalar_form_call(
+            mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs, why):
         return _simulate_batch_jit
-    if _ew_form(mech, kwargs.get("solver", SchurCholesky())) != "scalar":
+    key = _refusal_key(mech, kwargs)
+    if vectorize == "auto" and key is not None and key in _EW_REFUSED:
         return _simulate_batch_jit
-    if vectorize == "auto":
-        batch = _batch_size(params, q0, params_axis, state_axis)
-        key = _refusal_key(mech, kwargs)
-        if _auto_choice(mech, batch, mesh, kwargs)[0] != "elementwise" or (
-                key is not None and key in _EW_REFUSED):
-            return _simulate_batch_jit
     opts = _xla.scalar_form_options()
     if not opts:
         return _simulate_batch_jit

@@ -523,7 +523,7 @@ def test_fold_zeros_under_jit_warns_and_runs_unfolded():
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
-    S._WARNED_TRACED.clear()
+    S._WARNED.discard(S._TRACED_PARAMS)
     f = jax.jit(lambda p: mb.simulate_batch(mech, p, Q0, V0, (0.0, 0.02), 1e-3, params_axis=None,
                                             vectorize="elementwise", save_every=20).q)
     with pytest.warns(RuntimeWarning, match="fold_zeros"):
