@@ -230,3 +230,41 @@ def test_uncovered_rows_fall_back_to_dense():
     s = mb.constraint_terms(mech, params, jnp.asarray(q0), jnp.zeros_like(jnp.asarray(q0)), 0.0,
                             sparse=True)
     assert isinstance(s.jac, jax.Array)
+
+
+@pytest.mark.parametrize("unroll", [2, 4])
+def test_row_loops_unrolled_give_the_same_results(monkeypatch, unroll):
+    """The banded row loops taking several rows per iteration (`jaxmbs._xla.row_scan_unroll`,
+    on by default on XLA:CPU releases that run loop iterations as separate kernels) give
+    the rolled loops' trajectory, multipliers and gradient: 18 rows, so 4 leaves a
+    remainder of 2 rows after the blocks."""
+    import jaxmbs.banded as B
+    from jaxmbs import _xla
+
+    assert _xla.row_scan_unroll(32, (0, 12, 0)) == 1  # (releases that hoist small loops)
+    if jax.default_backend() == "cpu":
+        assert _xla.row_scan_unroll(32, (0, 10, 2)) == _xla.ROW_SCAN_UNROLL
+        assert _xla.row_scan_unroll(2, (0, 10, 2)) == min(2, _xla.ROW_SCAN_UNROLL)
+    mech, params, q0, v0 = chain(9)
+    assert mech.n_constraints == 18 and mech.n_constraints % 4 == 2
+    q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
+    solver = mb.SchurCholesky(banded=True)
+
+    def loss(mass):
+        tr = mb.simulate(mech, params.replace(mass=mass), q0, v0, (0.0, 0.05), 1e-3,
+                         solver=solver, stabilizer=mb.Projection(), save_every=10)
+        return jnp.sum(tr.q[-1] ** 2) + 1e-3 * jnp.sum(tr.lam[-1] ** 2), tr
+
+    out = {}
+    for k in (1, unroll):
+        monkeypatch.setattr(B, "row_scan_unroll", lambda m, k=k: max(1, min(k, m)))
+        jax.clear_caches()
+        jx = jax.make_jaxpr(lambda a: B.band_factor(a, 1e-12))(jnp.ones((18, 4)))
+        assert [e.params["unroll"] for e in jx.jaxpr.eqns if e.primitive.name == "scan"] == [k]
+        (val, tr), g = jax.value_and_grad(loss, has_aux=True)(params.mass)
+        out[k] = (tr, g)
+    (a, ga), (b, gb) = out[1], out[unroll]
+    assert int(a.status) == 0 and float(jnp.max(jnp.abs(ga))) > 1e-3
+    np.testing.assert_allclose(b.q, a.q, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(b.lam, a.lam, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gb, ga, rtol=1e-11, atol=1e-13)
