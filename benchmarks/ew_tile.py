@@ -1,5 +1,6 @@
-"""Tile size of the batch-minor array form (`jaxmbs.simulate.EW_TILE`): steps/s
-of the chains at two tile sizes, same process, alternating calls.
+"""Tile size of the batch-minor array form (`jaxmbs.simulate.EW_TILE`, and EW_TILE_LARGE for
+members of more than EW_TILE_LARGE_ABOVE velocity coordinates): steps/s of the chains at
+two tile sizes (each forced on every member size), same process, alternating calls.
 
 `simulate_batch`'s element-wise path runs a device's batch tile by tile (`lax.map` over
 tiles of EW_TILE members). For each case and stabiliser this compiles `simulate_batch` (RK4,
@@ -31,11 +32,11 @@ def main(argv=None):
     jax, np, mb, M, machine_info = start()
     import jaxmbs.simulate as S
 
-    saved = S.EW_TILE
+    saved = S.EW_TILE, S.EW_TILE_LARGE
     res = record("ew_tile", argv, steps=args.steps, tiles=args.tiles)
 
     def set_tile(t):
-        S.EW_TILE = saved if t is None else t
+        S.EW_TILE, S.EW_TILE_LARGE = saved if t is None else (t, t)
 
     for spec in args.cases:
         case, B = spec.split(":")[0], int(spec.split(":")[1])

@@ -427,7 +427,9 @@ def sweep_section(S):
           "spatial slider-crank) written out scalar by "
           "scalar (`elementwise_vmap`), larger ones and the banded chains with their arrays "
           "kept and the batch axis last (`minor_vmap`), in tiles of 1024 (scalar form) or "
-          "128 (array form, 256 before 2026-11-28) members; the per-case "
+          "128 (array form, 256 before 2026-11-28; 64 since 2026-11-30 for members of more than "
+          "64 velocity coordinates, the chains of 32 and 64 bodies) members, and on jaxlib < 0.11 "
+          "the banded row loops take 4 rows per iteration (2026-11-30); the per-case "
           "table's JSON records the path of every case (`solver`). The sweeps above may "
           "predate this (see their run date). The bytes/mech-step "
           "column is a static estimate from the HLO (each kernel's output plus its operands in full, "
@@ -723,6 +725,36 @@ def _two_variant_files(results_dir, prefix, *args):
     return L
 
 
+def _tile_files(results_dir, prefix, what):
+    """The tables of every results/<prefix>*.json written by ew_tile.py: steps/s per tile
+    size, the ratio of the last size to the first, compile times."""
+    import glob
+    L = []
+    for path in sorted(glob.glob(os.path.join(results_dir, f"{prefix}*.json"))):
+        E = _load(path)
+        if not E:
+            continue
+        m, T = E["machine"], [str(t) for t in E["tiles"]]
+        L += [f"**{os.path.basename(path)}**: {what}, same process, alternating calls, median of "
+              f"{E.get('repeats', 5)}: `{E['command']}`; jax {m['jax']}, Python {m['python']}, "
+              f"{m['cores']} cores, {E['devices']} XLA devices, {E['steps']} RK4 steps, float64; "
+              f"git `{m.get('git', '?')}`; {m['date']}; load average at start "
+              f"{E['load_start'][0]:.1f}.", "",
+              "| case (batch, coordinates) | stabiliser | "
+              + " | ".join(f"tile {t}: steps/s" for t in T)
+              + f" | ratio {T[-1]} / {T[0]} | compile " + " / ".join(T) + " (s) | results differ by |",
+              "|---|---|" + "---|" * (len(T) + 3)]
+        for r in E["rows"]:
+            sp, cs = r["steps_per_s"], r["compile_s"]
+            L.append(f"| {r['case']} ({r['batch']}, {r['n_coords']}) | {r['stabilizer']} | "
+                     + " | ".join(g(sp[t]) for t in T)
+                     + f" | **{sp[T[-1]] / sp[T[0]]:.2f}** | "
+                     + " / ".join(f"{cs[t]:.1f}" for t in T)
+                     + f" | {r['max_abs_difference']:.1e} |")
+        L.append("")
+    return L
+
+
 def _two_variants(E, name, a, b, label_a, label_b, what):
     """The table of a same_process_ab.py result whose rows hold {a,b}_steps_per_s,
     {a,b}_compile_s and {a,b}_ops (ew_unroll.py, rk_chain.py, save_records.py,
@@ -922,6 +954,20 @@ def xla_flags_section(results_dir):
                             "default since: one more copy of the vector field in the program); "
                             "the chains (array form) at batch min(batch, 2048); XLA options of a "
                             "top-level call; whole Trajectory returned; compile = trace + lower + XLA")
+    L += _two_variant_files(results_dir, "row_unroll", "rolled", "unrolled",
+                            "one row per iteration", "4 rows per iteration",
+                            "the banded row loops (Cholesky factorisation, substitutions) with one "
+                            "row per `lax.scan` iteration and with `jaxmbs._xla.ROW_SCAN_UNROLL` "
+                            "rows (`unroll=`, forced here on every jaxlib; the default since on "
+                            "jaxlib < 0.11, whose XLA:CPU runs every loop iteration as separate "
+                            "kernels, and 1 on releases that hoist small loops); batches 4096 / "
+                            "2048 / 1024 / 512 for chains of 8 / 16 / 32 / 64 bodies; whole "
+                            "Trajectory returned; compile = trace + lower + XLA")
+    L += _tile_files(results_dir, "ew_tile64",
+                     "the batch-minor array form in tiles of each size, forced on every chain "
+                     "(the default since 2026-11-30: 128 members, 64 for members of more than 64 "
+                     "velocity coordinates, `jaxmbs.simulate.EW_TILE_LARGE`); coordinates "
+                     "returned only; compile = trace + lower + XLA")
     L += _two_variant_files(results_dir, "trig_call", "twice", "once",
                             "polynomial in both branches", "polynomial once",
                             "float64 sin / cos on the batch-minor paths with FDLIBM's polynomial "

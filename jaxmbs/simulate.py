@@ -671,7 +671,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         `jaxmbs.elementwise.MAX_OPS` operations), larger ones and banded chains keep their
         arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
         with the number of bodies); batches above EW_TILE_SCALAR (scalar form) or EW_TILE
-        (array form) members run tile by tile.
+        (array form; EW_TILE_LARGE for members of more than EW_TILE_LARGE_ABOVE velocity
+        coordinates) members run tile by tile.
         3-10x the vmap throughput on CPU (BENCHMARKS.md); a CPU path: on a GPU it ran 25x
         slower than vmap (double pendulum, batch 65536, NVIDIA H200, jax 0.12.0.1), and
         "auto" never takes it there. Raises NotImplementedError where
@@ -1247,6 +1248,13 @@ EW_TILE = 128  # members simulated together on the batch-minor array form (the r
 # 0.10.2) and 0.99 / 1.22 (0.12), chain16 1.11 / 1.27 and 1.12 / 1.11, chain32 1.03 / 1.06
 # and 1.12 / 1.21, chain64 1.24 / 1.49 and 1.32 / 1.51 (was 256, from chain8 alone: 2.9 us per
 # member-step at 128 members, 3.2 at 256, 4.7 at 512, 6.9 at 2048, loaded 2-core box).
+EW_TILE_LARGE = 64  # the array form's tile for members of more than EW_TILE_LARGE_ABOVE
+EW_TILE_LARGE_ABOVE = 64  # velocity coordinates: their arrays are larger, and half the
+# members keep a tile's working set in cache. Measured 2026-11-30 (benchmarks/ew_tile.py
+# --tiles 128 64, results/ew_tile_jax*.json; first same-process A/Bs, RK4, 100 steps,
+# batch over 2 devices, identical results, steps/s at 64 over 128): jax 0.10.2 chain32 (96
+# coordinates) 1.07 / 1.08 (Projection / Baumgarte), chain64 (192) 1.11 (32 members: 1.04),
+# chain16 (48) 0.97; jax 0.12.0.1 chain32 1.12, chain64 1.26 (Projection).
 EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have several hundred
 # kernels per step: each kernel's fixed cost is paid once per tile, and at 256 members it
 # dominated. Measured 2026-11-27 (batch 2048, one device, RK4 + Projection, process time per
@@ -1254,6 +1262,14 @@ EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have sever
 # 1024, 593 / 351 untiled; slider-crank 1596 / 1204, 1251 / 770, 1248 / 747; four-bar
 # 2538 / 1744, 1616 / 1042, 1905 / 1190. (At 256 the float32 programs were hardly faster
 # than float64: the kernels' fixed cost, not their arithmetic.)
+
+
+def _ew_tile(mech, scalar: bool) -> int:
+    """Members per tile of the batch-minor loop: EW_TILE_SCALAR on the scalar form; on the
+    array form EW_TILE, or EW_TILE_LARGE above EW_TILE_LARGE_ABOVE velocity coordinates."""
+    if scalar:
+        return EW_TILE_SCALAR
+    return EW_TILE_LARGE if mech.n_vel > EW_TILE_LARGE_ABOVE else EW_TILE
 
 
 ARRAY_FORM_RECORDS = True  # the array form's save-point Records through `minor_vmap`
@@ -1391,7 +1407,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     # controls rows per step: (n_steps, nu) shared, or (n_steps, nu, batch)
     rows = (None if ctrl_arr is None else ctrl_arr if ctrl_arr.ndim == 2
             else jnp.moveaxis(ctrl_arr, 0, -1))
-    limit = EW_TILE_SCALAR if vectorise is elementwise_vmap else EW_TILE
+    limit = _ew_tile(mech, vectorise is elementwise_vmap)
     tile = limit if batch > limit else batch
     if tile == batch:
         status, (qs, vs, ws), recs = run(params, q0.T, v0.T, rows)

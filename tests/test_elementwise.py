@@ -326,17 +326,22 @@ def _controlled_double_pendulum():
     return m.build()
 
 
-@pytest.mark.parametrize("form", ["scalar", "array"])
+@pytest.mark.parametrize("form", ["scalar", "array", "array_large"])
 def test_batch_in_tiles_matches_vmap(monkeypatch, form):
-    """Batches above EW_TILE_SCALAR / EW_TILE (scalar / array form) run tile by tile
-    (padded): batched parameters and state, per member controls, both forms, against vmap."""
-    monkeypatch.setattr(S, "EW_TILE", 4)
+    """Batches above EW_TILE_SCALAR / EW_TILE (scalar / array form; EW_TILE_LARGE for
+    members above EW_TILE_LARGE_ABOVE velocity coordinates) run tile by tile (padded):
+    batched parameters and state, per member controls, both forms, against vmap."""
+    monkeypatch.setattr(S, "EW_TILE", 4 if form != "array_large" else 16)
     monkeypatch.setattr(S, "EW_TILE_SCALAR", 4)
+    monkeypatch.setattr(S, "EW_TILE_LARGE", 3)
     jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
     mech, params, q0, v0 = _controlled_double_pendulum()
-    if form == "array":
+    if form == "array_large":
+        monkeypatch.setattr(S, "EW_TILE_LARGE_ABOVE", mech.n_vel - 1)
+    if form != "scalar":
         monkeypatch.setattr(S, "EW_MAX_COORDS", 4)
-    assert S._ew_form(mech, mb.SchurCholesky()) == form
+    assert S._ew_form(mech, mb.SchurCholesky()) == form.split("_")[0]
+    assert S._ew_tile(mech, form == "scalar") == {"scalar": 4, "array": 4, "array_large": 3}[form]
     B = 10
     P = jax.vmap(lambda x: mech.replace(params, {"l2.mass": x}))(jnp.linspace(0.5, 2.0, B))
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
