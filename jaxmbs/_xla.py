@@ -167,13 +167,13 @@ ROW_SCAN_UNROLL = 4  # rows per loop iteration of the banded Cholesky factorisat
 # substitutions (jaxmbs.banded) on XLA:CPU releases that do not hoist small loops: there
 # every iteration of a row loop runs its handful of small kernels and the loop's own
 # bookkeeping, and four rows per iteration (`lax.scan(..., unroll=4)`: the same operations
-# in the same order) cut that. Measured 2026-11-30, jaxlib 0.10.2, 2 cores, RK4, batch over
-# 2 devices, 100 steps, whole Trajectory, same process, alternating (unroll 4 over 1,
-# identical results): chain8 (batch 4096) 1.085x steps/s, chain16 (2048) 1.09-1.13x,
-# chain32 (1024) 1.08-1.09x, chain64 (512) 1.075x with Projection, chain32 1.07x with
-# Baumgarte; compile +0.4-0.8 s. 2 and 8 gave less on chain16 (1.08x, 1.085x). On jaxlib
-# 0.12.0.1, which hoists the loops, unrolling cost 0.94x (chain16) and 0.97x (chain64) and
-# 1.2-1.7 s of compile time: 1 there, and on other backends (not measured).
+# in the same order) cut that. Measured 2026-11-30 (benchmarks/row_unroll.py,
+# results/row_unroll_jax*.json: RK4, 100 steps, batch over 2 devices, whole Trajectory, same
+# process, alternating, identical results; steps/s unrolled over rolled, Projection /
+# Baumgarte): jaxlib 0.10.2 chain8 1.08 / 1.13, chain16 1.10 / 1.10, chain32 1.20 / 1.16,
+# chain64 1.15 / 1.15, compile +0.5-0.8 s (2 and 8 rows gave less on chain16: 1.08x,
+# 1.085x); jaxlib 0.12.0.1, which hoists the loops, 0.94-0.99x and +0.5-1.9 s of compile
+# time: 1 there, and on other backends (not measured).
 
 
 def row_scan_unroll(m: int, version: tuple | None = None) -> int:
