@@ -1253,10 +1253,12 @@ EW_TILE = 128  # members simulated together on the batch-minor array form (the r
 EW_TILE_LARGE = 64  # the array form's tile for members of more than EW_TILE_LARGE_ABOVE
 EW_TILE_LARGE_ABOVE = 64  # velocity coordinates: their arrays are larger, and half the
 # members keep a tile's working set in cache. Measured 2026-11-30 (benchmarks/ew_tile.py
-# --tiles 128 64, results/ew_tile_jax*.json; first same-process A/Bs, RK4, 100 steps,
-# batch over 2 devices, identical results, steps/s at 64 over 128): jax 0.10.2 chain32 (96
-# coordinates) 1.07 / 1.08 (Projection / Baumgarte), chain64 (192) 1.11 (32 members: 1.04),
-# chain16 (48) 0.97; jax 0.12.0.1 chain32 1.12, chain64 1.26 (Projection).
+# --tiles 128 64, results/ew_tile64_jax*.json: RK4, 100 steps, batch over 2 devices, same
+# process, alternating, identical results; steps/s at 64 over 128, Projection / Baumgarte):
+# jax 0.10.2 chain8 (24 coordinates) 0.90 / 0.87, chain16 (48) 0.96 / 0.96, chain32 (96)
+# 1.08 / 1.10, chain64 (192) 1.13 / 1.17, compile +0.1-0.4 s; jax 0.12.0.1 0.89 / 0.90,
+# 0.95 / 0.95, 1.12 / 1.18, 1.24 / 1.26, compile +0.7-1.2 s (chain64: 3.4 -> 4.6 s).
+# (32 members on chain64, an earlier A/B on 0.10.2: 1.04x.)
 EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have several hundred
 # kernels per step: each kernel's fixed cost is paid once per tile, and at 256 members it
 # dominated. Measured 2026-11-27 (batch 2048, one device, RK4 + Projection, process time per
