@@ -725,6 +725,16 @@ def _two_variant_files(results_dir, prefix, *args):
     return L
 
 
+def _ab_run_line(E, name, what, repeats, batch=None):
+    """The line that heads a same-process A/B table: file, what, command, machine, run."""
+    m = E["machine"]
+    return (f"**{name}**: {what}, same process, alternating calls, median of {repeats}: "
+            f"`{E['command']}`; jax {m['jax']}, Python {m['python']}, {m['cores']} cores, "
+            f"{E['devices']} XLA devices, " + ("" if batch is None else f"batch {batch}, ")
+            + f"{E['steps']} RK4 steps, float64; git `{m.get('git', '?')}`; {m['date']}; "
+            f"load average at start {E['load_start'][0]:.1f}.")
+
+
 def _tile_files(results_dir, prefix, what):
     """The tables of every results/<prefix>*.json written by ew_tile.py: steps/s per tile
     size, the ratio of the last size to the first, compile times."""
@@ -734,12 +744,8 @@ def _tile_files(results_dir, prefix, what):
         E = _load(path)
         if not E:
             continue
-        m, T = E["machine"], [str(t) for t in E["tiles"]]
-        L += [f"**{os.path.basename(path)}**: {what}, same process, alternating calls, median of "
-              f"{E.get('repeats', 5)}: `{E['command']}`; jax {m['jax']}, Python {m['python']}, "
-              f"{m['cores']} cores, {E['devices']} XLA devices, {E['steps']} RK4 steps, float64; "
-              f"git `{m.get('git', '?')}`; {m['date']}; load average at start "
-              f"{E['load_start'][0]:.1f}.", "",
+        T = [str(t) for t in E["tiles"]]
+        L += [_ab_run_line(E, os.path.basename(path), what, E.get("repeats", 5)), "",
               "| case (batch, coordinates) | stabiliser | "
               + " | ".join(f"tile {t}: steps/s" for t in T)
               + f" | ratio {T[-1]} / {T[0]} | compile " + " / ".join(T) + " (s) | results differ by |",
@@ -761,11 +767,7 @@ def _two_variants(E, name, a, b, label_a, label_b, what):
     projection_factor.py); ratio b / a."""
     if not E:
         return []
-    m = E["machine"]
-    L = [f"**{name}**: {what}, same process, alternating calls, median of 7: `{E['command']}`; "
-         f"jax {m['jax']}, Python {m['python']}, {m['cores']} cores, {E['devices']} XLA devices, "
-         f"batch {E['batch']}, {E['steps']} RK4 steps, float64; git `{m.get('git', '?')}`; "
-         f"{m['date']}; load average at start {E['load_start'][0]:.1f}.", "",
+    L = [_ab_run_line(E, name, what, 7, E["batch"]), "",
          f"| case | stabiliser | {label_a} steps/s | {label_b} steps/s | ratio | compile {label_a} / "
          f"{label_b} (s) | StableHLO ops {label_a} / {label_b} | results differ by |",
          "|---|---|---|---|---|---|---|---|"]
