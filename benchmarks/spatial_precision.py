@@ -1,5 +1,13 @@
-"""Spatial slider-crank at equal accuracy: simulated seconds per wall-clock second of jaxmbs
-and of MuJoCo's rollout, each at several time steps, with their errors, same run.
+"""Slider-crank at equal accuracy: simulated seconds per wall-clock second of jaxmbs and of
+MuJoCo's rollout, each at several time steps, with their errors, same run.
+
+``--case spatial`` (default): the IFToMM spatial slider-crank of `spatial.py`.
+``--case planar``: the free-running planar slider-crank of `throughput.py` (issue 5's case:
+crank 150 rad/s, no gravity; `baselines/cases.py`), its MuJoCo model
+`baselines/mujoco_models.py`, its reference the 1-DOF energy integral of
+`baselines/reference.py`; jaxmbs's RK4 runs at dt = 1, 0.8, 0.625 and 0.5 ms and
+DormandPrince8 at 2, 2.5 and 4 ms (the crank turns 0.15 rad per ms). Everything else as
+below.
 
 `spatial.py` compares the two at the same time step (RK4, dt = 1 ms), where jaxmbs's
 errors are 100-1000x smaller than MuJoCo's. Here each simulator also runs at other time
@@ -21,9 +29,10 @@ Errors: crank angle and slider position against the independent 1-DOF reference
 pairs each MuJoCo setting with the jaxmbs run of the largest time step whose four errors
 are all no larger than MuJoCo's (the same stabiliser for every pair is not required).
 
-    python benchmarks/spatial_precision.py [--batch 4096] [--seconds 0.2] [--json]
+    python benchmarks/spatial_precision.py [--case spatial|planar] [--batch 4096]
+                                           [--seconds 0.2] [--json]
 
-Writes benchmarks/results/spatial_precision[_jax<version>].json (read by
+Writes benchmarks/results/<case>_precision_jax<version>.json (read by
 make_benchmarks_md.py).
 """
 from __future__ import annotations
@@ -43,12 +52,59 @@ JAXMBS_RUNS = tuple(("DormandPrince8", "Projection()", dt) for dt in (8e-3, 10e-
     ("RK4", "Baumgarte(10)", dt) for dt in (1e-3, 2e-3, 4e-3))
 MUJOCO = (("tight", 1e-3, 0.002), ("tight_dt_0.5ms", 5e-4, 0.001),
           ("tight_dt_0.25ms", 2.5e-4, 0.0005))  # (name, dt, solref time constant)
+# the planar slider-crank turns 1.5x as fast as the spatial one: smaller steps
+PLANAR_JAXMBS_RUNS = tuple(("DormandPrince8", "Projection()", dt) for dt in (2e-3, 2.5e-3, 4e-3)) + tuple(
+    ("RK4", "Projection()", dt) for dt in (5e-4, 6.25e-4, 8e-4, 1e-3)) + tuple(
+    ("RK4", "Baumgarte(10)", dt) for dt in (5e-4, 8e-4, 1e-3))
+CHECKPOINTS = (0.4, 1.0)  # s: the errors compared
 
 
-def _worker(batch, seconds, repeats, stabilizer, dt, integrator="RK4"):
+def _planar_setup(batch, stabilizer):
+    """In a worker subprocess: (jax, np, mb, mech, params, q0, v0, Q0, V0, stab) of the
+    planar slider-crank (`jaxmbs_models.build`), one XLA device per core, float64."""
+    os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import numpy as np
+    import jaxmbs as mb
+    import jaxmbs_models as JM
+
+    stab = mb.Projection() if stabilizer == "Projection()" else mb.Baumgarte(10.0)
+    mech, params, q0, v0 = JM.build("slider_crank")
+    return jax, np, mb, mech, params, q0, v0, np.tile(q0, (batch, 1)), np.tile(v0, (batch, 1)), stab
+
+
+def _planar_reference():
+    """{t: (crank angle rad, slider x m)} of the exact solution at the checkpoints."""
+    import reference as R
+    return {c: R.slider_crank_reference(c) for c in CHECKPOINTS}
+
+
+def _planar_accuracy(mb, mech, params, q0, v0, stab, dt, integrator):
+    """One member over 1 s at time step dt: crank angle and slider x errors at the
+    checkpoints, and the largest constraint error."""
+    import numpy as np
+    import jaxmbs_models as JM
+    acc = mb.simulate(mech, params, q0, v0, (0.0, CHECKPOINTS[-1]), dt, stabilizer=stab,
+                      integrator=integrator, save_every=1)
+    t = np.asarray(acc.t)
+    ref = _planar_reference()
+    obs = {c: JM.observables("slider_crank", np.asarray(acc.q)[int(np.argmin(np.abs(t - c)))])
+           for c in CHECKPOINTS}
+    return dict(crank_angle_error={str(c): float(obs[c][0] - ref[c][0]) for c in CHECKPOINTS},
+                slider_x_error={str(c): float(obs[c][1] - ref[c][1]) for c in CHECKPOINTS},
+                max_constraint_error=float(np.max(np.asarray(acc.constraint_error))))
+
+
+def _worker(batch, seconds, repeats, stabilizer, dt, integrator="RK4", case="spatial"):
     """In a subprocess with one XLA device per core: rate and errors at one time step."""
     from spatial import _accuracy, _timed, _worker_setup
-    jax, np, mb, ex, mech, params, s0, Q0, V0, stab = _worker_setup(batch, stabilizer)
+    if case == "spatial":
+        jax, np, mb, ex, mech, params, s0, Q0, V0, stab = _worker_setup(batch, stabilizer)
+        accuracy = lambda integ: _accuracy(mb, ex, mech, params, s0, stab, dt, integ)  # noqa: E731
+    else:
+        jax, np, mb, mech, params, q0, v0, Q0, V0, stab = _planar_setup(batch, stabilizer)
+        accuracy = lambda integ: _planar_accuracy(mb, mech, params, q0, v0, stab, dt, integ)  # noqa: E731
     integ = getattr(mb, integrator)()
     steps = int(round(seconds / dt))
     first, walls, tr = _timed(jax, mb, mech, params, Q0, V0, steps, dt, stab, repeats, integ)
@@ -56,14 +112,38 @@ def _worker(batch, seconds, repeats, stabilizer, dt, integrator="RK4"):
                 stabilizer=stabilizer, dt=dt, batch=batch, steps=steps,
                 jax=jax.__version__, devices=len(jax.devices()), first_call_s=first,
                 wall_s=walls, steps_per_s=batch * steps / float(np.median(walls)),
-                failed=int(np.sum(np.asarray(tr.status) != 0)),
-                **_accuracy(mb, ex, mech, params, s0, stab, dt, integ))
+                failed=int(np.sum(np.asarray(tr.status) != 0)), **accuracy(integ))
 
 
-def run_jaxmbs(batch, seconds, repeats, stabilizer, dt, integrator="RK4"):
+def run_jaxmbs(batch, seconds, repeats, stabilizer, dt, integrator="RK4", case="spatial"):
     from spatial import in_worker
     return in_worker("spatial_precision", "_worker", batch, seconds, repeats, stabilizer, dt,
-                     integrator)
+                     integrator, case)
+
+
+def run_mujoco_planar(batch, seconds, repeats, name, dt, timeconst):
+    """MuJoCo's planar slider-crank (`baselines/mujoco_models.py`, the stiff solimp of
+    throughput.py) at time step dt with solref time constant `timeconst`."""
+    import numpy as np
+    import mujoco
+    import cases as C
+    import mujoco_models as MJ
+    kw = dict(timestep=dt, solref=(timeconst, 1.0))
+    ref = _planar_reference()
+    crank, slider, gap = {}, {}, 0.0
+    for c in CHECKPOINTS:
+        qpos, _, _, g = MJ.run_mujoco("slider_crank", 1, int(round(c / dt)), nthread=1,
+                                      return_trajectory_stat=lambda q: MJ.loop_closure_error(
+                                          "slider_crank", q).max(), **kw)
+        o = MJ.final_observables("slider_crank", qpos)[0]
+        crank[str(c)], slider[str(c)] = float(o[0] - ref[c][0]), float(o[1] - ref[c][1])
+        gap = max(gap, g)
+    steps = int(round(seconds / dt))
+    walls = [MJ.run_mujoco("slider_crank", batch, steps, **kw)[1] for _ in range(repeats)]
+    return dict(simulator="MuJoCo", setting=f"solref [{timeconst}, 1.0]", name=name, dt=dt,
+                batch=batch, steps=steps, mujoco=mujoco.__version__, wall_s=walls,
+                steps_per_s=batch * steps / float(np.median(walls)),
+                crank_angle_error=crank, slider_x_error=slider, max_loop_gap=gap)
 
 
 def run_mujoco(batch, seconds, repeats, name, dt, timeconst):
@@ -80,7 +160,7 @@ def run_mujoco(batch, seconds, repeats, name, dt, timeconst):
 
 
 def errors(r):
-    return [abs(r[k][c]) for k in ("crank_angle_error", "slider_x_error") for c in ("0.4", "1.0")]
+    return [abs(r[k][str(c)]) for k in ("crank_angle_error", "slider_x_error") for c in CHECKPOINTS]
 
 
 def pairs(rows):
@@ -101,6 +181,7 @@ def pairs(rows):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--case", choices=("spatial", "planar"), default="spatial")
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--seconds", type=float, default=0.2, help="simulated time per timed call")
     ap.add_argument("--repeats", type=int, default=3)
@@ -111,17 +192,20 @@ def main(argv=None):
     from throughput import git_revision
     t_start = time.perf_counter()
     rows = []
-    for integ, stab, dt in JAXMBS_RUNS:
-        rows.append(run_jaxmbs(args.batch, args.seconds, args.repeats, stab, dt, integ))
+    planar = args.case == "planar"
+    for integ, stab, dt in (PLANAR_JAXMBS_RUNS if planar else JAXMBS_RUNS):
+        rows.append(run_jaxmbs(args.batch, args.seconds, args.repeats, stab, dt, integ, args.case))
         r = rows[-1]
         print(f"jaxmbs {r['setting']:30s} dt {dt:.1e}: {r['steps_per_s']:.3g} steps/s, "
               f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
     for name, dt, tc in MUJOCO:
-        rows.append(run_mujoco(args.batch, args.seconds, args.repeats, name, dt, tc))
+        rows.append((run_mujoco_planar if planar else run_mujoco)(args.batch, args.seconds,
+                                                                  args.repeats, name, dt, tc))
         r = rows[-1]
         print(f"MuJoCo {name:14s} dt {dt:.0e}: {r['steps_per_s']:.3g} steps/s, "
               f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
-    res = dict(command="python benchmarks/spatial_precision.py " + " ".join(argv or sys.argv[1:]),
+    res = dict(case=args.case,
+               command="python benchmarks/spatial_precision.py " + " ".join(argv or sys.argv[1:]),
                machine=dict(cpu_count=os.cpu_count(), platform=platform.platform(),
                             python=platform.python_version(), load=os.getloadavg(),
                             date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
@@ -130,7 +214,7 @@ def main(argv=None):
     for p in res["pairs"]:
         print(f"MuJoCo {p['mujoco']}: {p}")
     jv = rows[0]["jax"]
-    out = args.out or os.path.join(HERE, "results", f"spatial_precision_jax{jv}.json")
+    out = args.out or os.path.join(HERE, "results", f"{args.case}_precision_jax{jv}.json")
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
     print(f"wrote {out}")
