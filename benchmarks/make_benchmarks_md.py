@@ -769,6 +769,7 @@ def _spatial_precision(results_dir, case="spatial"):
         if not R:
             continue
         m = R["machine"]
+        energy = any("kinetic_change" in r for r in R["rows"])
         L += [f"**At equal accuracy, {case} slider-crank** (`{os.path.basename(f)}`): "
               + ("the free-running slider-crank of the throughput tables (crank 150 rad/s); "
                  if case == "planar" else "")
@@ -780,13 +781,18 @@ def _spatial_precision(results_dir, case="spatial"):
               f"git `{m['git']}`, {m['date']}, load average at the start "
               f"{', '.join(f'{x:.1f}' for x in m['load'])}.", "",
               "| simulator | setting | dt (ms) | steps/s | simulated s / s | crank error 0.4 s / 1 s (rad) "
-              "| slider error 0.4 s / 1 s (m) |", "|---|---|---|---|---|---|---|"]
+              "| slider error 0.4 s / 1 s (m) |" + (" kinetic energy change at 1 s / largest (relative) |"
+                                                    if energy else ""),
+              "|---|---|---|---|---|---|---|" + ("---|" if energy else "")]
         for r in R["rows"]:
             who = f"jaxmbs {r['jax']}" if r["simulator"] == "jaxmbs" else f"MuJoCo {r['mujoco']}"
             L.append(f"| {who} | {r['setting']} | {r['dt'] * 1e3:g} | {g(r['steps_per_s'])} | "
                      f"{g(r['steps_per_s'] * r['dt'])} | "
                      f"{e(r['crank_angle_error']['0.4'])} / {e(r['crank_angle_error']['1.0'])} | "
-                     f"{e(r['slider_x_error']['0.4'])} / {e(r['slider_x_error']['1.0'])} |")
+                     f"{e(r['slider_x_error']['0.4'])} / {e(r['slider_x_error']['1.0'])} |"
+                     + (f" {e(r['kinetic_change'])} / {e(r['kinetic_excursion'])} |"
+                        if 'kinetic_change' in r
+                        else " - |" if energy else ""))
         def said(ps):
             return "; ".join(f"MuJoCo {p['mujoco']}: " + (
                 f"jaxmbs {p['jaxmbs']}, **{p['ratio']:.1f}x** the simulated seconds per second"
