@@ -204,7 +204,9 @@ def issue16_section(runs, results_dir=None):
          "(`python benchmarks/spatial_precision.py --case planar`, same jax): the fastest jaxmbs "
          "setting with the same stabiliser (RK4 or DormandPrince8, any dt) whose crank-angle and slider errors at 0.4 s and 1 s are all no larger than "
          "MuJoCo's at dt = 1 ms, and its ratio of simulated seconds per second.", "",
-         "| target | " + " | ".join(run_label(T) for T in runs) + " |",
+         "| target | " + " | ".join(
+             run_label(T) + ", run of " + str((T.get("machine") or {}).get("date", "?"))[:16].replace("T", " ")
+             for T in runs) + " |",
          "|---|" + "---|" * len(runs)]
 
     def ratio_cell(T, name, need):
@@ -271,7 +273,7 @@ def _median_rows(runs, results_dir):
     L = ["The same targets as the median over the runs of one jax version (the shared machine's "
          "rates drift by 10-20 % between runs; the individual runs in brackets, in the order of "
          "the columns above). Met when each median meets the target and every run's accuracy "
-         "condition holds.", "",
+         "condition holds; compile times: the median of each run's slowest float64 configuration.", "",
          "| target | " + " | ".join(f"jax {j}, median of {len(Ts)} runs" for j, Ts in many.items()) + " |",
          "|---|" + "---|" * len(many)]
 
@@ -296,10 +298,25 @@ def _median_rows(runs, results_dir):
                          f"({', '.join(_ratio(r, need) for r in rs)})")
         return ", ".join(parts) + f" {'met' if ok else 'NOT met'}"
 
+    def compile_cell(Ts, name, limit):
+        cs = []
+        for T in Ts:
+            ts = [c["compile_s"] for c in T.get("cases", []) if c["name"] == name
+                  and c["dtype"] == "float64" and c.get("compile_s") is not None]
+            if not ts:
+                return "not measured"
+            cs.append(max(ts))
+        med = statistics.median(cs)
+        return (f"**{med:.1f} s** ({', '.join(f'{x:.1f}' for x in cs)}) "
+                f"{'met' if med < limit else 'NOT met'}")
+
     for name, need in (("double_pendulum", 10), ("slider_crank", 10), ("chain8", 2),
                        ("chain16", 2), ("chain32", 2), ("chain64", 2)):
         L.append(f"| {name} >= {need}x MuJoCo | "
                  + " | ".join(cell(Ts, name, need) for Ts in many.values()) + " |")
+    for name, lim in (("double_pendulum", 5), ("slider_crank", 5), ("chain64", 10)):
+        L.append(f"| {name} compiles in < {lim} s | "
+                 + " | ".join(compile_cell(Ts, name, lim) for Ts in many.values()) + " |")
     return L + [""]
 
 
