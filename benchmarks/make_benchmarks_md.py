@@ -901,6 +901,41 @@ def _two_variants(E, name, a, b, label_a, label_b, what):
     return L + [""]
 
 
+def _stage_check_files(results_dir):
+    """The tables of every results/stage_check*.json (stage_check.py): the first RK4 stage
+    traced apart (peeled), all stages in one loop (rolled), and the loop without the
+    dropped-row check (a diagnostic): steps/s relative to peeled, compile times."""
+    import glob
+    L = []
+    for path in sorted(glob.glob(os.path.join(results_dir, "stage_check*.json"))):
+        E = _load(path)
+        if not E:
+            continue
+        V = ("peeled", "rolled", "rolled_unchecked")
+        L += [_ab_run_line(E, os.path.basename(path), "RK4's first stage apart (peeled, the "
+                           "default), all four stages in one loop (rolled), and that loop without "
+                           "the dropped-row check (rolled_unchecked: `saddle.checked_rows` patched "
+                           "out, a diagnostic, not an option); XLA options of a top-level call; "
+                           "whole Trajectory returned; compile = trace + lower + XLA",
+                           E.get("repeats", 5), E["batch"]), "",
+              "| case | stabiliser | " + " | ".join(f"{v} steps/s (vs peeled)" for v in V)
+              + " | compile " + " / ".join(V) + " (s) | StableHLO ops " + " / ".join(V)
+              + " | results differ by (rolled, unchecked) |",
+              "|---|---|" + "---|" * (len(V) + 3)]
+        for r in E["rows"]:
+            x = r["variants"]
+            base = x["peeled"]["steps_per_s"]
+            L.append(f"| {r['case']} | {r['stabilizer']} | "
+                     + " | ".join(f"{g(x[v]['steps_per_s'])} (**{x[v]['steps_per_s'] / base:.2f}**)"
+                                  for v in V)
+                     + " | " + " / ".join(f"{x[v]['compile_s']:.1f}" for v in V)
+                     + " | " + " / ".join(str(x[v]["ops"]) for v in V)
+                     + f" | {x['rolled']['max_abs_difference']:.1e}, "
+                       f"{x['rolled_unchecked']['max_abs_difference']:.1e} |")
+        L.append("")
+    return L
+
+
 def core_ab_section(results_dir):
     """Planar throughput of the family core against the planar-only core before it (84080f7),
     the same harness in one device call (results/accel_ab_core_*_{main,base}.json)."""
@@ -1078,6 +1113,7 @@ def xla_flags_section(results_dir):
                             "default since: one more copy of the vector field in the program); "
                             "the chains (array form) at batch min(batch, 2048); XLA options of a "
                             "top-level call; whole Trajectory returned; compile = trace + lower + XLA")
+    L += _stage_check_files(results_dir)
     L += _two_variant_files(results_dir, "row_unroll", "rolled", "unrolled",
                             "one row per iteration", "4 rows per iteration",
                             "the banded row loops (Cholesky factorisation, substitutions) with one "
