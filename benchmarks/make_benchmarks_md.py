@@ -838,12 +838,20 @@ def _ab_rows(C):
     return L + [""]
 
 
+def _each_result(results_dir, pattern):
+    """(file name, loaded dict) of every readable results/<pattern>.json, in name order."""
+    import glob
+    for path in sorted(glob.glob(os.path.join(results_dir, f"{pattern}.json"))):
+        E = _load(path)
+        if E:
+            yield os.path.basename(path), E
+
+
 def _two_variant_files(results_dir, prefix, *args):
     """`_two_variants` of every results/<prefix>*.json, in name order."""
-    import glob
     L = []
-    for path in sorted(glob.glob(os.path.join(results_dir, f"{prefix}*.json"))):
-        L += _two_variants(_load(path), os.path.basename(path), *args)
+    for name, E in _each_result(results_dir, f"{prefix}*"):
+        L += _two_variants(E, name, *args)
     return L
 
 
@@ -860,14 +868,10 @@ def _ab_run_line(E, name, what, repeats, batch=None):
 def _tile_files(results_dir, prefix, what):
     """The tables of every results/<prefix>*.json written by ew_tile.py: steps/s per tile
     size, the ratio of the last size to the first, compile times."""
-    import glob
     L = []
-    for path in sorted(glob.glob(os.path.join(results_dir, f"{prefix}*.json"))):
-        E = _load(path)
-        if not E:
-            continue
+    for name, E in _each_result(results_dir, f"{prefix}*"):
         T = [str(t) for t in E["tiles"]]
-        L += [_ab_run_line(E, os.path.basename(path), what, E.get("repeats", 5)), "",
+        L += [_ab_run_line(E, name, what, E.get("repeats", 5)), "",
               "| case (batch, coordinates) | stabiliser | "
               + " | ".join(f"tile {t}: steps/s" for t in T)
               + f" | ratio {T[-1]} / {T[0]} | compile " + " / ".join(T) + " (s) | results differ by |",
@@ -905,14 +909,10 @@ def _stage_check_files(results_dir):
     """The tables of every results/stage_check*.json (stage_check.py): the first RK4 stage
     traced apart (peeled), all stages in one loop (rolled), and the loop without the
     dropped-row check (a diagnostic): steps/s relative to peeled, compile times."""
-    import glob
     L = []
-    for path in sorted(glob.glob(os.path.join(results_dir, "stage_check*.json"))):
-        E = _load(path)
-        if not E:
-            continue
+    for name, E in _each_result(results_dir, "stage_check*"):
         V = ("peeled", "rolled", "rolled_unchecked")
-        L += [_ab_run_line(E, os.path.basename(path), "RK4's first stage apart (peeled, the "
+        L += [_ab_run_line(E, name, "RK4's first stage apart (peeled, the "
                            "default), all four stages in one loop (rolled), and that loop without "
                            "the dropped-row check (rolled_unchecked: `saddle.checked_rows` patched "
                            "out, a diagnostic, not an option); XLA options of a top-level call; "
@@ -932,6 +932,32 @@ def _stage_check_files(results_dir):
                      + " | " + " / ".join(str(x[v]["ops"]) for v in V)
                      + f" | {x['rolled']['max_abs_difference']:.1e}, "
                        f"{x['rolled_unchecked']['max_abs_difference']:.1e} |")
+        L.append("")
+    return L
+
+
+def _first_call_files(results_dir):
+    """The tables of every results/first_call*.json (first_call.py): per case and variant,
+    the medians over fresh processes of the first call, its XLA compilations and a warm
+    call's compile-time difference."""
+    L = []
+    for name, E in _each_result(results_dir, "first_call*"):
+        m = E["machine"]
+        L += [f"**{name}**: `{E['command']}`; every configuration in a fresh "
+              f"process, after the first call of {E['warm'] or 'nothing'} (of nothing for that case "
+              f"itself), variants alternating, "
+              f"median of {E['rounds']} rounds; jax {m['jax']}, Python {m['python']}, "
+              f"{m['cores']} cores; git `{m.get('git', '?')}`; {m['date']}. Batch 4096 over one "
+              f"XLA device per core, RK4, {E['chunk']} steps per call, float64, Projection(); "
+              "compile = first call less a warm call (throughput.py's measure).", "",
+              "| case | variant | first call (s) | compile (s) | XLA compilations in the first call | "
+              "their time (s): all / main program / the others |",
+              "|---|---|---|---|---|---|"]
+        for r in E["rows"]:
+            x = r["median"]
+            L.append(f"| {r['case']} | {r['variant']} | {x['first_call_s']:.2f} | "
+                     f"**{x['compile_s']:.2f}** | {x['compiles']:.0f} | {x['compile_total_s']:.2f} / "
+                     f"{x['compile_main_s']:.2f} / {x['compile_small_s']:.2f} |")
         L.append("")
     return L
 
@@ -1114,6 +1140,7 @@ def xla_flags_section(results_dir):
                             "the chains (array form) at batch min(batch, 2048); XLA options of a "
                             "top-level call; whole Trajectory returned; compile = trace + lower + XLA")
     L += _stage_check_files(results_dir)
+    L += _first_call_files(results_dir)
     L += _two_variant_files(results_dir, "row_unroll", "rolled", "unrolled",
                             "one row per iteration", "4 rows per iteration",
                             "the banded row loops (Cholesky factorisation, substitutions) with one "

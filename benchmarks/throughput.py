@@ -59,6 +59,7 @@ times).  Results go to ``benchmarks/results/`` (``throughput.json``, or
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -177,7 +178,7 @@ class JaxRunner:
     """One compiled chunk function (batch, dtype, stabiliser) and its timing helpers."""
 
     def __init__(self, case, batch, dtype, stab, chunk, batched_params=False, vectorize="auto",
-                 shard=True):
+                 shard=True, first_call_context=None):
         jax = _setup_jax()
         import jax.numpy as jnp
         import jaxmbs as mb
@@ -227,9 +228,12 @@ class JaxRunner:
         self._compiled = None
         # compile time: the first call (trace + compile + one chunk) less a warm call; also
         # in CPU time of this process (less sensitive to other work on a shared machine)
+        # (first_call_context: a context manager around the first call alone, for
+        # first_call.py's compile events)
         c0, t0 = time.process_time(), time.perf_counter()
-        out = chunk_fn(self.params, self.Q0, self.V0)
-        out[0].block_until_ready()
+        with (first_call_context or contextlib.nullcontext)():
+            out = chunk_fn(self.params, self.Q0, self.V0)
+            out[0].block_until_ready()
         c1, t1 = time.process_time(), time.perf_counter()
         out = chunk_fn(self.params, self.Q0, self.V0)
         out[0].block_until_ready()

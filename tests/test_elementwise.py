@@ -841,6 +841,46 @@ def test_known_gathers_and_scatters_are_evaluated_with_numpy_as_jax_does():
         assert _numpy_eval.evaluate(eqn.primitive.name, vals, dict(eqn.params), [v.aval for v in eqn.outvars]) is None
 
 
+def test_known_zeros_fold_with_numpy_exactly_as_jax():
+    """The folded constants of zero parameters: sin and cos of exact zeros, sums and dot
+    products of +0 entries are evaluated with NumPy (`_numpy_eval`), bit for bit what JAX
+    computes (sign of zero included); any other argument is declined (None) and JAX,
+    whose rounding it is, evaluates it."""
+    from jaxmbs.experimental.elementwise import _numpy_eval
+    lax = jax.lax
+    pz, nz = np.zeros((2, 3)), -np.zeros((2, 3))
+    cases = [  # (function, arguments, NumPy evaluates it)
+        (lax.sin, (pz,), True), (lax.sin, (nz,), True), (lax.cos, (nz,), True),
+        (lax.sin, (np.zeros((1, 1)),), True), (lax.cos, (np.zeros(()),), True),
+        (lambda x: jnp.sum(x, axis=0), (pz,), True), (lambda x: jnp.sum(x, axis=1), (pz,), True),
+        (lambda x, y: jnp.dot(x, y), (np.zeros(9), np.zeros(9)), True),
+        (lambda x, y: x @ y, (pz, np.zeros((3, 4))), True),
+        (lax.sin, (np.array([0.0, 1e-300]),), False), (lax.cos, (np.array([2.0]),), False),
+        (lambda x: jnp.sum(x, axis=0), (nz,), False),
+        (lambda x, y: jnp.dot(x, y), (np.zeros(3), np.array([0.0, -1.0, 2.0])), False),
+    ]
+    for fn, args, folds in cases:
+        closed = jax.make_jaxpr(fn)(*args)
+        env = dict(zip(closed.jaxpr.invars, args))
+        for eqn in closed.jaxpr.eqns:
+            vals = [np.asarray(env[v]) if not hasattr(v, "val") else np.asarray(v.val) for v in eqn.invars]
+            with jax.ensure_compile_time_eval():
+                ref = eqn.primitive.bind(*vals, **eqn.params)
+            ref = np.asarray(ref)
+            env[eqn.outvars[0]] = ref
+            if eqn.primitive.name not in ("sin", "cos", "reduce_sum", "dot_general"):
+                continue
+            got = _numpy_eval.evaluate(eqn.primitive.name, vals, dict(eqn.params),
+                                       [v.aval for v in eqn.outvars])
+            if not folds:
+                assert got is None, (eqn.primitive.name, args)
+                continue
+            assert got is not None, (eqn.primitive.name, eqn.params)
+            np.testing.assert_array_equal(got[0], ref)
+            assert got[0].dtype == ref.dtype and got[0].shape == ref.shape
+            np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(ref))
+
+
 def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
     """A dense mechanism of 13 to 24 coordinates with more rows than the solver's
     unroll_max (a chain of 7 bodies: 21 coordinates, 14 rows, below the banded path's 16)
