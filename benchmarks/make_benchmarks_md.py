@@ -217,7 +217,7 @@ def issue16_section(runs, results_dir=None):
          "MuJoCo's at dt = 1 ms, and its ratio of simulated seconds per second.", "",
          "| target | " + " | ".join(
              run_label(T) + ", run of " + str((T.get("machine") or {}).get("date", "?"))[:16].replace("T", " ")
-             for T in runs) + " |",
+             + f", git `{(T.get('machine') or {}).get('git', '?')}`" for T in runs) + " |",
          "|---|" + "---|" * len(runs)]
 
     def ratio_cell(T, name, need):
@@ -281,7 +281,9 @@ def _median_rows(runs, results_dir):
     L = ["The same targets as the median over the runs of one jax version (the shared machine's "
          "rates drift by 10-20 % between runs; the individual runs in brackets, in the order of "
          "the columns above). Met when each median meets the target and every run's accuracy "
-         "condition holds; compile times: the median of each run's slowest float64 configuration.", "",
+         "condition holds; compile times: the median of each run's slowest float64 configuration. "
+         "The runs span the commits named in the columns above: library code changes between "
+         "them are in `git log` (a newer run measures newer code).", "",
          "| target | " + " | ".join(f"jax {j}, median of {len(Ts)} runs" for j, Ts in many.items()) + " |",
          "|---|" + "---|" * len(many)]
 
