@@ -40,13 +40,14 @@ PEEL_FIRST_STAGE = True  # `_rk_chain`, rolled, under `peeled_first_stage()` (th
 # loop: measured 2026-11-30 (benchmarks/stage_check.py, results/stage_check_jax*.json, RK4,
 # batch 4096 over 2 devices, same process), the scalar form with every stage in the loop ran
 # at 0.69-0.85x the peeled steps/s (jax 0.12.0.1) and 0.73-0.79x (0.10.2); the same loop
-# with the check patched out at 0.98-1.11x and 0.87-0.93x, compiling 0.7-0.8 s (slider-crank)
-# and 0.4-0.8 s (double pendulum) faster than peeled. The check costs that much in the loop
+# with the check patched out at 0.93-1.11x and 0.87-0.93x, compiling 0.8-1.0 s and 0.6-0.9 s
+# faster than peeled (double pendulum and slider-crank). The check costs that much in the loop
 # however it is written (tried ad hoc on the slider-crank, jax 0.12.0.1, not kept: under a
 # conditional taken at the first stage, or in the banded path's forward-substitution form
 # without the product A lam: 0.87-0.94x): its operands, one batch vector per row, are
 # materialised at every stage. Dropping the peel would buy compile time without run time
-# only with the check out of the stages' loop.
+# only with the check out of the stages' loop, and on jax 0.12 only (on 0.10.2 the loop form
+# itself costs 7-13 %).
 _PEEL = contextvars.ContextVar("jaxmbs_peel_first_stage", default=False)
 
 
