@@ -185,6 +185,16 @@ def run_pairs(res, args, variants, set_variant, names, whole=False, stabilizer_o
     return res
 
 
+def form_options(case):
+    """(the batch-minor form `simulate_batch` gives `case`: 'scalar' or 'array', the XLA
+    options a top-level call of it gets: `jaxmbs._xla.scalar_form_options` for the scalar
+    form, {} for the array form)."""
+    import jaxmbs as mb
+    from jaxmbs import _xla, simulate
+    form = simulate._ew_form(build_case(case)[0], mb.SchurCholesky())
+    return form, (_xla.scalar_form_options() if form == "scalar" else {})
+
+
 def module_flag_ab(script, doc, cases, argv, module, name, off, on):
     """The command line of a script that A/Bs a boolean module-level setting (`module_flag`)
     on `simulate_batch` as a top-level call gets it: for each case and stabiliser, variant
@@ -194,12 +204,10 @@ def module_flag_ab(script, doc, cases, argv, module, name, off, on):
     them short). Writes results/<script>[_jax<version>].json; returns the results."""
     ap = parser(doc, cases)
     args = ap.parse_args(argv)
-    jax, np, mb, M, machine_info = start()
-    from jaxmbs import _xla, simulate
+    start()
 
     def per_case(case):
-        form = simulate._ew_form(build_case(case)[0], mb.SchurCholesky())
-        opts = _xla.scalar_form_options() if form == "scalar" else {}
+        form, opts = form_options(case)
         batch = args.batch if form == "scalar" else min(args.batch, 2048)
         return batch, (lambda v: opts), dict(form=form, batch=batch)
 

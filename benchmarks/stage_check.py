@@ -30,12 +30,12 @@ VARIANTS = ("peeled", "rolled", "rolled_unchecked")
 
 
 def main(argv=None):
-    from same_process_ab import build_case, compare, parser, record, start, write
+    from same_process_ab import compare, form_options, parser, record, start, write
     ap = parser(__doc__)
     ap.set_defaults(repeats=5)
     args = ap.parse_args(argv)
     jax, np, mb, M, machine_info = start()
-    from jaxmbs import _xla, integrators, saddle, simulate
+    from jaxmbs import integrators, saddle
     peel, checked = integrators.PEEL_FIRST_STAGE, saddle.checked_rows
 
     def set_variant(v):
@@ -45,9 +45,7 @@ def main(argv=None):
     res = record("stage_check", argv, batch=args.batch, steps=args.steps, repeats=args.repeats)
     for case in args.cases:
         for stab in args.stabilizers:
-            # (the XLA options a top-level call of the scalar form gets: `_xla.scalar_form_options`)
-            form = simulate._ew_form(build_case(case)[0], mb.SchurCholesky())
-            opts = _xla.scalar_form_options() if form == "scalar" else {}
+            form, opts = form_options(case)
             m = compare(case, stab, args.batch, args.steps, list(VARIANTS), set_variant,
                         args.repeats, whole=True, compile_options_of=lambda v: opts)
             q0 = m["peeled"]["q"]

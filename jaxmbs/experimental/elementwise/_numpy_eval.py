@@ -11,8 +11,9 @@ of lax), so the folded values are the ones XLA would compute. (Gathers and scatt
 interpreter's entry ids were the last 14 of the double pendulum's 18 compilations at trace
 time, 0.7 s; sin, cos, float sums and dot products stay with XLA: their rounding is XLA's,
 except where the result is exact whatever the rounding: sin and cos of exact zeros, sums
-and dot products of +0 entries, the folded constants of parameters that are zero, which
-were the slider-crank's last seven compilations at trace time, about 0.2 s.)
+and dot products of +0 entries, the folded constants of parameters that are zero: the
+slider-crank's last small compilations at trace time, its first call 0.2 s shorter,
+benchmarks/first_call.py.)
 
 Reading a primitive's parameters is jaxpr layout too: `evaluate` returns None (and the
 caller binds the primitive through JAX instead) for anything it does not recognise, and
@@ -72,15 +73,11 @@ def _zeros_only(x, positive=False):
     return x
 
 
-def _sum_shape(x, axes):
-    return tuple(n for d, n in enumerate(x.shape) if d not in set(axes))
-
-
 def _reduce_sum_of_zeros(x, axes, **_):
     """A sum of +0 entries: +0 in any order (a -0 entry is left to JAX: the sign of a sum
     of zeros depends on its initial value)."""
     x = _zeros_only(x, positive=True)
-    return np.zeros(_sum_shape(x, tuple(axes)), x.dtype)
+    return np.zeros(tuple(n for d, n in enumerate(x.shape) if d not in tuple(axes)), x.dtype)
 
 
 def _dot_general_of_zeros(a, b, dimension_numbers, precision=None, preferred_element_type=None, **_):
