@@ -24,7 +24,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
-from ._xla import row_scan_unroll
 
 __all__ = ["SparseJacobian", "SparsePlan", "sparse_plan", "banded_schur", "banded_projector",
            "wants_sparse", "band_factor", "band_solve", "band_matvec"]
@@ -244,9 +243,7 @@ def band_factor(B, tol, rhs=None):
 
     The carried window is one array (not a tuple of scalars): XLA copies every carried
     buffer that the loop body permutes, and a shifted tuple costs one copy kernel per
-    entry and row. This scan and the substitutions' take `jaxmbs._xla.row_scan_unroll` rows
-    per iteration (several on XLA:CPU releases that run every loop iteration as separate
-    kernels).
+    entry and row.
     """
     m, w1 = B.shape
     w = w1 - 1
@@ -273,7 +270,7 @@ def band_factor(B, tol, rhs=None):
             Tn, x, lii, small = factor_row(Tv, Bi)
             return Tn, (jnp.stack(x + [lii]), small)
 
-        _, (R, dropped) = jax.lax.scan(row, T0, B, unroll=row_scan_unroll(m))
+        _, (R, dropped) = jax.lax.scan(row, T0, B)
         return R, dropped
 
     def row_fwd(carry, xs):
@@ -283,8 +280,7 @@ def band_factor(B, tol, rhs=None):
         nxt, y, s = _forward_row(x, lii, bi, prev)
         return (Tn, nxt), (jnp.stack(x + [lii]), small, y, s)
 
-    _, (R, dropped, y, s) = jax.lax.scan(row_fwd, (T0, jnp.zeros((w,), dtype)), (B, rhs),
-                                         unroll=row_scan_unroll(m))
+    _, (R, dropped, y, s) = jax.lax.scan(row_fwd, (T0, jnp.zeros((w,), dtype)), (B, rhs))
     return R, dropped, y, s
 
 
@@ -311,7 +307,7 @@ def _band_forward(R, b):
         nxt, y, s = _forward_row([Ri[k] for k in range(w)], Ri[w], bi, prev)
         return nxt, (y, s)
 
-    _, (y, s) = jax.lax.scan(fwd, jnp.zeros((w,), R.dtype), (R, b), unroll=row_scan_unroll(m))
+    _, (y, s) = jax.lax.scan(fwd, jnp.zeros((w,), R.dtype), (R, b))
     return y, s
 
 
@@ -328,8 +324,7 @@ def _band_backward(R, y):
         z = (yi - sum((Ci[d] * nxt[d] for d in range(w)), zero)) / Ri[w]
         return jnp.stack([z] + [nxt[k] for k in range(w - 1)]), z
 
-    _, z = jax.lax.scan(bwd, jnp.zeros((w,), R.dtype), (C, R, y), reverse=True,
-                        unroll=row_scan_unroll(m))
+    _, z = jax.lax.scan(bwd, jnp.zeros((w,), R.dtype), (C, R, y), reverse=True)
     return z
 
 

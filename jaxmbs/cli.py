@@ -101,16 +101,7 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
         inv = jaxmbs.inverse_dynamics(mech, p, asm.q, ts, iterations=5)
         return inv.reactions["motor"]["effort"], asm.status | inv.status
 
-    from jaxmbs import _xla
-
-    if jax.default_backend() == "cpu" and _xla.lapack_splits():
-        # jaxlib 0.10-0.11 can deadlock on batched LAPACK calls (jaxmbs/_xla.py): the
-        # kinematics / assembly solves of n x n systems per member go in small groups
-        chunk = min(batch, _xla.lapack_safe_chunk(max(mech.n_coords, mech.n_constraints) ** 3))
-        run = jax.jit(lambda xs: jax.lax.map(member, xs, batch_size=chunk))
-    else:
-        chunk = batch
-        run = jax.jit(jax.vmap(member))
+    run = jax.jit(jax.vmap(member))
     xs = ((lengths[:, 0], lengths[:, 1]), (masses[:, 0], masses[:, 1], masses[:, 2]))
     jax.block_until_ready(xs)
 
@@ -134,7 +125,7 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
         "peak_torque_max": float(peak[ok].max()) if ok.any() else None,
         "failed": int((~ok).sum()), "failed_by_status": dict(failed),
         "mechanisms_per_s": batch / wall_s, "wall_s": wall_s, "compile_s": compile_s,
-        "backend": jax.default_backend(), "chunk": int(chunk), "png": None,
+        "backend": jax.default_backend(), "png": None,
     }
     if out:
         try:

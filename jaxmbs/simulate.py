@@ -29,7 +29,6 @@ from .dynamics import attempt as dyn_attempt
 from .dynamics import step as physics_step
 from .equations import constraint_terms, prepare_params
 from .integrators import RK4, peeled_first_stage
-from .experimental.elementwise import scalar_max_coords as _scalar_max_coords
 from .saddle import SchurCholesky
 from .stabilize import Projection
 
@@ -611,10 +610,9 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
 # ============================================================================ batch paths
 # (issue 16: simulate_batch, batch_vectorization and the helpers below, down to the end of
 # the file, are the batch layer; the single-member functions above are shared with it.)
-EW_MAX_COORDS = _scalar_max_coords()  # the batch-minor path writes mechanisms of up to this
+EW_MAX_COORDS = 24  # the batch-minor path writes mechanisms of up to this
 # many coordinates (and a dense saddle solve) out scalar by scalar, larger ones keep their
-# arrays (_ew_form): 24 from jaxlib 0.12, 12 before (a deadlock of jaxlib 0.10.2's XLA:CPU,
-# `jaxmbs.experimental.elementwise.scalar_max_coords`). 24 since the scalar form writes
+# arrays (_ew_form). 24 since the scalar form writes
 # the whole Cholesky factor out (_scalar_solver): with
 # the column-by-column factor and LAPACK triangular solves of rows above the solver's
 # unroll_max, the spatial slider-crank (21 coordinates, 17 rows) ran 22 us per member-step
@@ -659,11 +657,7 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
     function is part of the options: pass the same function object to reuse the program.
 
     vectorize: how the batch is vectorised; the results agree to round-off.
-      "vmap": `jax.vmap` of `simulate` (batch-major arrays). On jaxlib 0.10.0-0.11.x and the
-        CPU, a member program with LAPACK calls (solvers other than SchurCholesky, the
-        implicit integrators) runs in groups of members small enough that no batched LAPACK
-        call is split over XLA's thread pool, where it can deadlock (`jaxmbs/_xla.py`);
-        warns once.
+      "vmap": `jax.vmap` of `simulate` (batch-major arrays).
       "elementwise": the batch-minor path, fixed-step integrators only. Every value of
         one member's fixed step gets the batch as its last, contiguous axis: mechanisms of
         up to EW_MAX_COORDS coordinates with a dense saddle solve are written out scalar by
@@ -683,8 +677,7 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         (measured slower in the array form than under vmap: the spatial slider-crank,
         21 coordinates and 17 rows, 5.5e3 vs 2.3e4 member-steps/s, batch 256, one XLA
         device, before EW_MAX_COORDS was raised to 24 and it took the scalar form, 2.4x
-        vmap; EW_MAX_COORDS is 12 on jaxlib < 0.12: `jaxmbs.experimental.elementwise.
-        scalar_max_coords`); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
+        vmap); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
         jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
         vmap and warns once, naming the reason; when only its scalar program cannot be
         written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
@@ -760,9 +753,7 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         params, q0, v0, ctrl_arr = _on_mesh(mesh, (params, q0, v0, ctrl_arr),
                                             (params_axis, state_axis, state_axis,
                                              0 if ctrl_arr is not None and ctrl_arr.ndim == 3 else None))
-    program = _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs,
-                           why)
-    traj = program(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
+    traj = _simulate_batch_jit(params, q0, v0, ctrl_arr, t_offset, mech=mech, t_span=t_span, dt=dt,
                    paxes=paxes, state_axis=state_axis, vectorize=vectorize, mesh=mesh,
                    ctrl_fn=ctrl_fn, options=tuple(sorted(kwargs.items())), zeros=zeros)
     if check:  # (after the run: its result is dropped if the start was inconsistent)
@@ -960,7 +951,6 @@ def _simulate_batch_program(params, q0, v0, ctrl_arr, t_offset, *, mech, t_span,
 _PROGRAM_STATIC = ("mech", "t_span", "dt", "paxes", "state_axis", "vectorize", "mesh", "ctrl_fn",
                    "options", "zeros")
 _simulate_batch_jit = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_STATIC)
-_scalar_form_jits: dict = {}  # compiler options -> the program jitted with them
 
 
 def _scalar_form_call(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs,
@@ -974,30 +964,6 @@ def _scalar_form_call(mech, params, q0, params_axis, state_axis, mesh, vectorize
         return False
     return vectorize != "auto" or _auto_choice(
         mech, _batch_size(params, q0, params_axis, state_axis), mesh, kwargs)[0] == "elementwise"
-
-
-def _program_for(mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs, why):
-    """The jitted program simulate_batch calls (why: `_elementwise_unsupported`'s answer for
-    this call): `_simulate_batch_jit`, or, when the call will
-    take the scalar batch-minor form on the CPU and this jaxlib compiles that form better
-    with other XLA options (`jaxmbs._xla.scalar_form_options`), the same program jitted with
-    them. (A scalar program refused while tracing, MAX_OPS or a primitive, then runs the
-    array form under those options: correct, a few per cent slower.)"""
-    from . import _xla
-    if not _xla.at_top_level() or not _scalar_form_call(
-            mech, params, q0, params_axis, state_axis, mesh, vectorize, kwargs, why):
-        return _simulate_batch_jit
-    key = _refusal_key(mech, kwargs)
-    if vectorize == "auto" and key is not None and key in _EW_REFUSED:
-        return _simulate_batch_jit
-    opts = _xla.scalar_form_options()
-    if not opts:
-        return _simulate_batch_jit
-    key = tuple(sorted(opts.items()))
-    if key not in _scalar_form_jits:
-        _scalar_form_jits[key] = jax.jit(_simulate_batch_program, static_argnames=_PROGRAM_STATIC,
-                                         compiler_options=opts)
-    return _scalar_form_jits[key]
 
 
 def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis, state_axis,
@@ -1045,16 +1011,8 @@ def _simulate_batch_local(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axi
 def _shard_map(f, mesh, in_specs, out_specs):
     """jax.shard_map without the replication check (the element-wise interpreter combines
     per-device and replicated values in ways the check does not follow; every output is
-    per-device). jax < 0.6 has it as jax.experimental.shard_map.shard_map(check_rep=)."""
-    if hasattr(jax, "shard_map"):
-        try:
-            return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-                                 check_vma=False)
-        except TypeError:  # pragma: no cover (jax 0.6.0: check_rep)
-            return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
-                                 check_rep=False)
-    from jax.experimental.shard_map import shard_map  # pragma: no cover
-    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_rep=False)
+    per-device)."""
+    return jax.shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
 
 
 def _simulate_batch_sharded(mech, params, q0, v0, ctrl_arr, t_span, dt, mesh, params_axis,
@@ -1110,48 +1068,7 @@ def _simulate_batch_vmap(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis
     c_axis = None if ctrl_arr is None or jnp.ndim(ctrl_arr) == 2 else 0
     axes = (params_axis, state_axis, state_axis, c_axis)
     args = (params, q0, v0, ctrl_arr)
-    chunk = _lapack_chunk(fn, axes, args)
-    if chunk is None:
-        return jax.vmap(fn, in_axes=axes)(*args)
-    # jaxlib 0.10-0.11 on the CPU (jaxmbs/_xla.py): groups of `chunk` members, one after the
-    # other, so that no batched LAPACK call is split over the thread pool (deadlock)
-    leaves, tree = jax.tree_util.tree_flatten(args, is_leaf=lambda a: a is None)
-    axes_full = jax.tree_util.tree_leaves(
-        tuple(_axes_tree(a, x) if x is not None else None for a, x in zip(axes, args)),
-        is_leaf=lambda a: a is None)
-    mapped = [x for x, a in zip(leaves, axes_full) if a == 0]
-
-    def member(xs):
-        it = iter(xs)
-        full = [next(it) if a == 0 else x for x, a in zip(leaves, axes_full)]
-        return fn(*jax.tree_util.tree_unflatten(tree, full))
-
-    return jax.lax.map(member, mapped, batch_size=chunk)
-
-
-def _lapack_chunk(fn, axes, args):
-    """None, or the group size for the vmap path on a jaxlib whose batched CPU LAPACK calls
-    can deadlock (`jaxmbs._xla`): only when the member program has LAPACK calls big enough
-    to be split at this batch size. Warns once (throughput drops)."""
-    from . import _xla
-
-    if not _xla.lapack_splits() or jax.default_backend() != "cpu":
-        return None
-    batch = _batch_size(args[0], args[1], axes[0], axes[1])
-
-    def one(x, a):
-        return x if a is None else jax.ShapeDtypeStruct(jnp.shape(x)[1:], jnp.result_type(x))
-
-    member_args = tuple(None if x is None else jax.tree_util.tree_map(one, x, _axes_tree(a, x))
-                        for a, x in zip(axes, args))
-    cost = _xla.lapack_cost(jax.make_jaxpr(fn)(*member_args))
-    if cost == 0 or batch * cost < _xla.LAPACK_MIN_WORK:
-        return None
-    chunk = _xla.lapack_safe_chunk(cost)
-    if chunk >= batch:
-        return None
-    _xla.warn_lapack_chunks(batch, chunk, cost)
-    return chunk
+    return jax.vmap(fn, in_axes=axes)(*args)
 
 
 def _elementwise_with_vmap_derivatives(mech, params, q0, v0, ctrl_arr, t_span, dt, params_axis,
@@ -1323,7 +1240,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
     vmap path's `_diagnostics`, with the Records read off the steps (scalar form,
     `dynamics.records`) or solved for in one array program (array form without controls,
     `_save_point_records`)."""
-    from . import _xla
+    from .experimental import xla_cpu
     from .experimental.elementwise import elementwise_vmap, minor_vmap
 
     dtype = q0.dtype
@@ -1357,7 +1274,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         return (q, v, w, status) + (tuple(rec) if rec_on else ())
 
     # (the scalar form: the member evaluations this compile serves, per device, decide
-    # whether its loops stay loops on XLA:CPU releases that hoist small ones; jaxmbs._xla)
+    # whether its loops stay loops: experimental/xla_cpu.py)
     work = dict(work=batch * (n_steps + rec_on)) if vectorise is elementwise_vmap else {}
     ew_step = vectorise(member_step, out_axes=-1,
                         in_axes=(params_axis, -1, -1, -1, -1, None, ctrl_axis, None), **work)
@@ -1370,8 +1287,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
             # (k = n_steps: the extra step after the last save point, for its Record only)
             u = None if rows is None else rows[jnp.minimum(k, n_steps - 1)]
             q, v, w, status, *rec = ew_step(p, *carry, k, u, t0)
-            if getattr(ew_step, "keeps_loops", False):  # (see jaxmbs._xla: compile time)
-                status = _xla.keep_loop(status, k)
+            if getattr(ew_step, "keeps_loops", False):  # (compile time: experimental/xla_cpu.py)
+                status = xla_cpu.keep_loop(status, k)
             return (q, v, w, status), tuple(rec)
 
         m = Q.shape[-1]

@@ -884,14 +884,10 @@ def test_known_zeros_fold_with_numpy_exactly_as_jax():
 def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
     """A dense mechanism of 13 to 24 coordinates with more rows than the solver's
     unroll_max (a chain of 7 bodies: 21 coordinates, 14 rows, below the banded path's 16)
-    takes the scalar form under "auto" where EW_MAX_COORDS is 24 (jaxlib >= 0.12: the
-    gate `scalar_max_coords`, set to 24 here on every jax), its Cholesky factor written out
-    for every row (`_scalar_solver`; the column-by-column factor's LAPACK triangular solves
-    ran 3x slower there), and agrees with vmap: batched masses, Projection."""
-    from jaxmbs.experimental.elementwise import scalar_max_coords
-    assert S.EW_MAX_COORDS == scalar_max_coords() in (12, 24)
-    monkeypatch.setattr(S, "EW_MAX_COORDS", 24)
-    jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
+    takes the scalar form under "auto" (EW_MAX_COORDS is 24), its Cholesky factor written
+    out for every row (`_scalar_solver`; the column-by-column factor's LAPACK triangular
+    solves ran 3x slower there), and agrees with vmap: batched masses, Projection."""
+    assert S.EW_MAX_COORDS == 24
     mech, params, q0, v0 = chain(7)
     assert (mech.n_coords, mech.n_constraints) == (21, 14)
     assert S._ew_form(mech, mb.SchurCholesky()) == "scalar"
@@ -910,11 +906,10 @@ def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
 
 def _dp_elementwise_program(keep, monkeypatch):
     """(result q, lowered StableHLO text, compiled HLO text) of a short element-wise
-    double-pendulum run, its loops kept (`jaxmbs._xla.keep_loop`) or not."""
-    from jaxmbs import _xla
-    monkeypatch.setattr(_xla, "KEEP_LOOPS_EQNS", 0 if keep else 10**9)
-    monkeypatch.setattr(_xla, "KEEP_LOOPS_WORK", 0)  # (the choice by size alone)
-    monkeypatch.setattr(_xla, "hoists_small_loops", lambda version=None: True)
+    double-pendulum run, its loops kept (`xla_cpu.keep_loop`) or not."""
+    from jaxmbs.experimental import xla_cpu
+    monkeypatch.setattr(xla_cpu, "KEEP_LOOPS_EQNS", 0 if keep else 10**9)
+    monkeypatch.setattr(xla_cpu, "KEEP_LOOPS_WORK", 0)  # (the choice by size alone)
     jax.clear_caches()  # (simulate_batch's jit cache does not see module-level settings)
     mech, params, q0, v0 = double_pendulum()
     B = 6
@@ -932,11 +927,10 @@ def _dp_elementwise_program(keep, monkeypatch):
 
 def test_kept_loops_give_the_same_results_and_stay_loops(monkeypatch):
     """Above KEEP_LOOPS_EQNS the element-wise program passes its loops through a custom call
-    (`jaxmbs._xla.keep_loop`) so that XLA:CPU >= 0.11 does not compile them as one LLVM
-    function (minutes of compile time for the spatial slider-crank): same results, and on
-    those releases no loop is hoisted into a "small call" (this fails if a jaxlib changes
-    the rule the work-around relies on)."""
-    from jaxmbs import _xla
+    (`xla_cpu.keep_loop`) so that XLA:CPU does not compile them as one LLVM function
+    (minutes of compile time for the spatial slider-crank): same results, and no loop is
+    hoisted into a "small call" (this fails if a jaxlib changes the rule the work-around
+    relies on)."""
     q_keep, low_keep, hlo_keep = _dp_elementwise_program(True, monkeypatch)
     q_free, low_free, hlo_free = _dp_elementwise_program(False, monkeypatch)
     # (equal to round-off: XLA compiles the two forms' arithmetic apart. They were bitwise
@@ -944,18 +938,17 @@ def test_kept_loops_give_the_same_results_and_stay_loops(monkeypatch):
     # 2.0e-17 absolute, 3.2e-14 relative)
     np.testing.assert_allclose(q_keep, q_free, rtol=1e-13, atol=1e-16)
     assert "custom_call" in low_keep and "custom_call" not in low_free
-    if _xla.jaxlib_version() >= _xla.HOISTS_SMALL_LOOPS:
-        assert 'xla_cpu_small_call="true"' in hlo_free  # (what the work-around is for)
-        assert 'xla_cpu_small_call="true"' not in hlo_keep
+    assert 'xla_cpu_small_call="true"' in hlo_free  # (what the work-around is for)
+    assert 'xla_cpu_small_call="true"' not in hlo_keep
 
 
 def test_keep_loops_is_chosen_by_program_size():
-    from jaxmbs import _xla
+    from jaxmbs.experimental import xla_cpu as _xla
     from jaxmbs.experimental.elementwise import _interp as I
     small = jax.make_jaxpr(lambda x: jnp.sin(x) * 2.0)(1.0)
     big = jax.make_jaxpr(lambda x: jax.lax.fori_loop(0, 3, lambda i, y: y + jnp.sin(y), x))(1.0)
     assert I._size(big) > I._size(small)
-    expect = jax.default_backend() == "cpu" and _xla.hoists_small_loops()
+    expect = jax.default_backend() == "cpu"
     try:
         old = _xla.KEEP_LOOPS_EQNS
         _xla.KEEP_LOOPS_EQNS = I._size(small)
@@ -972,13 +965,12 @@ def test_keep_loops_follows_the_run_length(monkeypatch):
     """A program below KEEP_LOOPS_EQNS keeps its loops when the call evaluates it fewer than
     KEEP_LOOPS_WORK times per equation per device (its compile time would not pay off), and
     is hoisted for a long run; keep_loops_above(None) means never."""
-    from jaxmbs import _xla
+    from jaxmbs.experimental import xla_cpu as _xla
     from jaxmbs.experimental.elementwise import keep_loops_above
     assert _xla.keeps_loops(100, 10**5) == (10**5 < _xla.KEEP_LOOPS_WORK * 100)
     assert _xla.keeps_loops(100, None) == (100 > _xla.KEEP_LOOPS_EQNS)
     assert _xla.keeps_loops(_xla.KEEP_LOOPS_EQNS + 1, 10**15)
     assert not _xla.keeps_loops(100, _xla.KEEP_LOOPS_WORK * 100)
-    monkeypatch.setattr(_xla, "hoists_small_loops", lambda version=None: True)
     mech, params, q0, v0 = double_pendulum()
     B = 4
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
@@ -1004,7 +996,7 @@ def test_keep_loops_follows_the_run_length(monkeypatch):
 
 
 def test_keep_loops_above_sets_and_restores():
-    from jaxmbs import _xla
+    from jaxmbs.experimental import xla_cpu as _xla
     from jaxmbs.experimental.elementwise import keep_loops_above
     default = _xla.KEEP_LOOPS_EQNS
     try:
@@ -1041,38 +1033,22 @@ def test_save_point_records_match_the_solve_at_the_save_points(monkeypatch):
         _compare(runs[0], runs[1], 1e-10, 1e-11)
 
 
-def test_scalar_form_compiler_options():
-    """On jaxlib 0.10 (`jaxmbs._xla.LEGACY_EMITTERS`) a top-level simulate_batch that takes the
-    scalar batch-minor form compiles with XLA:CPU's LLVM IR emitters (SCALAR_FORM_OPTIONS);
-    vmap, the array form, and calls under an outer jit or grad (where jax refuses compiler
-    options) get the plain program. Both programs give the same results."""
-    from jaxmbs import _xla
+def test_scalar_form_at_top_level_under_jit_and_under_grad():
+    """A simulate_batch that takes the scalar batch-minor form gives the same results at top
+    level and under an outer jit, and differentiates under grad (derivatives of the vmap
+    path)."""
     import jaxmbs.simulate as S
-    assert _xla.scalar_form_options((0, 12, 0)) == {}
-    assert _xla.scalar_form_options((0, 9, 9)) == {}
-    opts = _xla.scalar_form_options()
-    if _xla.LEGACY_EMITTERS[0] <= _xla.jaxlib_version() < _xla.LEGACY_EMITTERS[1]:
-        assert opts == {"xla_cpu_use_fusion_emitters": False}  # (measured: jaxlib 0.10.2 has it)
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
-    scalar = S._program_for(mech, params, Q0, None, 0, None, "auto", {}, "")
-    assert (scalar is not S._simulate_batch_jit) == bool(opts)
-    assert S._program_for(mech, params, Q0, None, 0, None, "vmap", {}, "") is S._simulate_batch_jit
-    cmech, cparams, cq0, cv0 = chain(16)
-    assert S._ew_form(cmech, mb.SchurCholesky()) == "array"
-    assert S._program_for(cmech, cparams, jnp.tile(cq0, (B, 1)), None, 0, None, "auto",
-                          {}, "") is S._simulate_batch_jit
+    assert mb.batch_vectorization(mech, B) == "elementwise"
     kw = dict(params_axis=None, save_every=50, check_initial=False)
     top = mb.simulate_batch(mech, params, Q0, V0, (0.0, 0.1), 1e-3, **kw)
-    if opts:
-        assert scalar._cache_size() >= 1  # (this call compiled the program with the options)
     nested = jax.jit(lambda q, v: mb.simulate_batch(mech, params, q, v, (0.0, 0.1), 1e-3,
                                                     **kw))(Q0, V0)
     for a, b in ((top.q, nested.q), (top.v, nested.v), (top.lam, nested.lam)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=0, atol=1e-12)
     np.testing.assert_array_equal(np.asarray(top.status), np.asarray(nested.status))
-    # under grad (jax 0.10 refuses compiler options there): the plain program, no error
     g = jax.grad(lambda s: mb.simulate_batch(mech, params, Q0 * s, V0, (0.0, 0.01), 1e-3,
                                              **dict(kw, save_every=10)).q[:, -1].sum())(1.0)
     assert np.isfinite(float(g))

@@ -136,7 +136,7 @@ class _Ctx:
     def __init__(self, batch: int, fences: bool, keep_loops: bool = False):
         self.batch = batch
         self.fences = fences
-        self.keep_loops = keep_loops  # every loop emitted through `jaxmbs._xla.keep_loop`
+        self.keep_loops = keep_loops  # every loop emitted through `jaxmbs.experimental.xla_cpu.keep_loop`
         self.emitted = 0
         self._sincos: dict = {}
 
@@ -815,13 +815,13 @@ class _Interp:
 
 def _keeping(body):
     """A scan body that carries a trip counter and passes its first carry through
-    `jaxmbs._xla.keep_loop` (XLA:CPU then does not compile the loop as one function)."""
-    from ... import _xla
+    `xla_cpu.keep_loop` (XLA:CPU then does not compile the loop as one function)."""
+    from .. import xla_cpu
 
     def f(c, x):
         c_new, ys = body(c[:-1], x)
         i = c[-1]
-        return [_xla.keep_loop(c_new[0], i)] + list(c_new[1:]) + [i + 1], ys
+        return [xla_cpu.keep_loop(c_new[0], i)] + list(c_new[1:]) + [i + 1], ys
     return f
 
 
@@ -979,14 +979,12 @@ def _member_program(fun, args, in_axes):
 
 
 def _keeps_loops(closed, work=None) -> bool:
-    """Whether the loops written for this member program go through `jaxmbs._xla.keep_loop`:
-    on XLA:CPU releases that compile small loops as one LLVM function, for member programs
-    above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations, or evaluated fewer than
-    `jaxmbs._xla.KEEP_LOOPS_WORK` times per equation (`work`: evaluations per device, when
-    known; `jaxmbs._xla.keeps_loops`)."""
-    from ... import _xla
-    return (jax.default_backend() == "cpu" and _xla.hoists_small_loops()
-            and _xla.keeps_loops(_size(closed), work))
+    """Whether the loops written for this member program go through `xla_cpu.keep_loop`:
+    on the CPU backend, for member programs above `xla_cpu.KEEP_LOOPS_EQNS` equations, or
+    evaluated fewer than `xla_cpu.KEEP_LOOPS_WORK` times per equation (`work`: evaluations
+    per device, when known; `xla_cpu.keeps_loops`)."""
+    from .. import xla_cpu
+    return jax.default_backend() == "cpu" and xla_cpu.keeps_loops(_size(closed), work)
 
 
 def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out_axes: int = 0,
@@ -1005,15 +1003,15 @@ def elementwise_vmap(fun: Callable, in_axes: int | None | Sequence[Any] = 0, out
     fences: materialise values with several consumers through conditionals (`_fence`)
       so XLA does not recompute them in every consumer; None means on the CPU backend only
       (a conditional on a GPU synchronises with the host).
-    keep_loops: pass every loop it writes through `jaxmbs._xla.keep_loop`, so that XLA:CPU
+    keep_loops: pass every loop it writes through `jaxmbs.experimental.xla_cpu.keep_loop`, so that XLA:CPU
       (jaxlib >= 0.11) does not compile the loop as one LLVM function; None: for member
-      programs above `jaxmbs._xla.KEEP_LOOPS_EQNS` equations on the CPU backend of those
+      programs above `jaxmbs.experimental.xla_cpu.KEEP_LOOPS_EQNS` equations on the CPU backend of those
       releases, or for programs that run too few times to pay for the hoisted form's longer
       compile (`work`). After a call, `wrapped.keeps_loops` says what was chosen (a caller
       that loops over the wrapped function keeps its own loop the same way).
     work: how many member evaluations per device the compiled program will serve (batch
       per device x calls, e.g. x steps in a loop), when known: with keep_loops=None, a
-      program evaluated fewer than `jaxmbs._xla.KEEP_LOOPS_WORK` times per equation keeps
+      program evaluated fewer than `jaxmbs.experimental.xla_cpu.KEEP_LOOPS_WORK` times per equation keeps
       its loops whatever its size (compile time saved exceeds run time lost).
     Returns a function of the batched arguments. Composes with `jit`, `grad`, `jax.vmap`.
     Raises NotImplementedError (when called) for primitives it cannot write out.

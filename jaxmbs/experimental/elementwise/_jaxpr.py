@@ -25,11 +25,7 @@ import functools
 
 import jax
 
-try:  # jax >= 0.4.30 exports the jaxpr types here
-    from jax.extend import core as _core
-    _core.Literal, _core.ClosedJaxpr, _core.Jaxpr  # noqa: B018 (present in every release we support)
-except (ImportError, AttributeError):  # pragma: no cover
-    from jax import core as _core
+from jax.extend import core as _core
 
 __all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed", "live_eqns",
            "callee", "scan_layout", "cond_parts", "in_scope", "linear_solve_parts", "support", "JAX_VERSION"]
