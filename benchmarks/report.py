@@ -260,7 +260,7 @@ def gpu(R):
 
 def gradients(R):
     G = load(R, "gradients.json")
-    L = ["## Gradients through long rollouts", ""]
+    L = ["## Gradients", ""]
     if G is None:
         return L + missing("gradients.json")
     r0 = G["runs"][0]
