@@ -12,8 +12,8 @@ the final-time error of the observables against the SciPy DOP853 reference of
 ``baselines/reference.py`` and the largest joint separation. Results are written after
 every point (a run cut short by a time limit keeps what it measured); points are skipped
 once the wall-clock ``--budget`` is spent. MuJoCo and the NumPy loop are not run here
-(they are CPU baselines; see throughput.py). ``--write-md`` is not offered: BENCHMARKS.md
-picks ``results/gpu.json`` up through ``make_benchmarks_md.py``.
+(they are CPU baselines; see throughput.py). ``python benchmarks/report.py`` reports
+``results/gpu.json`` in BENCHMARKS.md and docs/performance.md.
 """
 from __future__ import annotations
 

@@ -1,18 +1,19 @@
 #!/bin/bash
-# One device call: GPU throughput (benchmarks/gpu.py) and the spatial slider-crank on the
-# accelerator (benchmarks/gpu_spatial.py), results under $OUT.
+# The GPU benchmarks in one go (about 10 minutes on one NVIDIA H200): throughput of the planar
+# cases (benchmarks/gpu.py -> results/gpu.json) and the spatial slider-crank
+# (benchmarks/gpu_spatial.py -> results/gpu_spatial.json); results under $OUT when set.
 #
-# The device image has jax 0.11.2 (CUDA 13). The newest jax (0.12.0.1: jax, jaxlib,
-# jax-cuda13-plugin, jax-cuda13-pjrt; 233 MB of wheels, 735 MB installed) is over the
-# tool's 64 MiB per call, so it travels as an xz-compressed tar of the installed packages
-# (163 MB) split in parts (.g12/partNN, one call each, copied to /tmp/w on the warm
-# machine). This script reassembles and unpacks them when /tmp/w holds the parts, else
-# runs the image's jax (and says so). Set JAXMBS_GIT to the commit: the copy there can carry
-# the .git of an older commit (2026-11-29: it read 418082f under 7424273's files).
-# Usage on the device machine: bash benchmarks/gpu_run.sh
+# Usage, from the repository root on a machine with a CUDA jax (jax >= 0.12):
+#     bash benchmarks/gpu_run.sh
+#
+# Optional: a machine whose image has an older jax can be given the newer one as an
+# xz-compressed tar of the installed packages split in parts /tmp/w/part00, part01, ...;
+# the script then unpacks it and puts it first on PYTHONPATH (and falls back to the
+# image's jax if that does not start on the GPU). JAXMBS_GIT, when set, is recorded as the
+# commit measured (for copies of the checkout without a usable .git).
 set -x
 export PYTHONUNBUFFERED=1
-O=${OUT:-/tmp}
+O=${OUT:-benchmarks/results}
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
 if ls /tmp/w/part0* >/dev/null 2>&1; then
     cat /tmp/w/part0* > /tmp/g12.tar.xz && md5sum /tmp/g12.tar.xz
@@ -21,7 +22,7 @@ if ls /tmp/w/part0* >/dev/null 2>&1; then
     if PYTHONPATH=/tmp/site_jax python3 -c "import jax; assert jax.devices()[0].platform == 'gpu', jax.devices(); print(jax.__version__, jax.devices())"; then
         export PYTHONPATH=/tmp/site_jax
     else
-        echo "jax 0.12 did not start on the GPU: running the image's jax"; unset PYTHONPATH
+        echo "the unpacked jax did not start on the GPU: running the image's jax"; unset PYTHONPATH
     fi
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}

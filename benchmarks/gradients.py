@@ -19,8 +19,8 @@ compiled programs (`compiled.memory_analysis()`: temporaries, arguments, outputs
                                    [--json] [--out benchmarks/results/gradients.json]
 
 --sim-kwargs passes further keyword arguments to jaxmbs.simulate. The last output line is
-one JSON object; `python benchmarks/make_benchmarks_md.py` renders
-benchmarks/results/gradients*.json into BENCHMARKS.md.
+one JSON object, also written to --out (default benchmarks/results/gradients.json, which
+`python benchmarks/report.py` reports; --out '' writes nothing).
 """
 from __future__ import annotations
 
@@ -160,7 +160,9 @@ def main(argv=None):
                          "step by step, for comparison")
     ap.add_argument("--unroll", action="store_true", help="RK4(unroll=True): stages traced separately")
     ap.add_argument("--sim-kwargs", default="{}", help="JSON dict of extra simulate() arguments")
-    ap.add_argument("--out", help="also write the JSON here")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results",
+                                                  "gradients.json"),
+                    help="also write the JSON here ('' for nowhere)")
     ap.add_argument("--json", action="store_true", help="only the JSON line")
     a = ap.parse_args(argv)
     load0 = os.getloadavg() if hasattr(os, "getloadavg") else ()

@@ -13,7 +13,8 @@ t = 0.4 s and the largest loop-closure error over the run.
 
     python benchmarks/spatial.py [--batch 4096] [--steps 400] [--json] [--write-md]
 
-Writes benchmarks/results/spatial.json (read by make_benchmarks_md.py).
+Writes benchmarks/results/spatial.json (reported by report.py); --write-md then regenerates
+BENCHMARKS.md and docs/performance.md.
 """
 from __future__ import annotations
 
@@ -127,7 +128,8 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=400, help="RK4 steps of 1 ms (default 400)")
     ap.add_argument("--repeats", type=int, default=3, help="timed repeats, median (default 3)")
     ap.add_argument("--json", action="store_true", help="print the results as one JSON line")
-    ap.add_argument("--write-md", action="store_true", help="regenerate BENCHMARKS.md")
+    ap.add_argument("--write-md", action="store_true",
+                    help="regenerate BENCHMARKS.md and docs/performance.md")
     args = ap.parse_args(argv)
     t_start = time.perf_counter()
     sys.path.insert(0, os.path.join(HERE, "baselines"))
@@ -155,8 +157,8 @@ def main(argv=None):
         print(f"MuJoCo {s:8s} {d['throughput']['steps_per_s']:.3g} steps/s, crank error at 0.4 s "
               f"{d['accuracy']['crank_angle_error'][0.4]:.2e} rad, loop gap {d['accuracy']['max_loop_gap']:.1e} m")
     if args.write_md:
-        import make_benchmarks_md
-        make_benchmarks_md.main([])
+        import report
+        report.main([])
     if args.json:
         print(json.dumps(res))
     return res

@@ -32,8 +32,8 @@ are all no larger than MuJoCo's (the same stabiliser for every pair is not requi
     python benchmarks/spatial_precision.py [--case spatial|planar] [--batch 4096]
                                            [--seconds 0.2] [--json]
 
-Writes benchmarks/results/<case>_precision_jax<version>.json (read by
-make_benchmarks_md.py).
+Writes benchmarks/results/<case>_precision.json (spatial_precision.json or
+planar_precision.json; reported by report.py).
 """
 from __future__ import annotations
 
@@ -218,8 +218,7 @@ def main(argv=None):
                rows=rows, pairs=pairs(rows), total_s=time.perf_counter() - t_start)
     for p in res["pairs"]:
         print(f"MuJoCo {p['mujoco']}: {p}")
-    jv = rows[0]["jax"]
-    out = args.out or os.path.join(HERE, "results", f"{args.case}_precision_jax{jv}.json")
+    out = args.out or os.path.join(HERE, "results", f"{args.case}_precision.json")
     with open(out, "w") as f:
         json.dump(res, f, indent=1)
     print(f"wrote {out}")

@@ -35,10 +35,6 @@ four-bar, chains N = 2..64), in the same run and on the same machine:
   joint that can open in its joint coordinates).
 * **memory** per mechanism: the state (q, v) and what XLA reports
   (``compiled.memory_analysis()``: arguments + outputs + temporaries) / batch.
-* **profile**: kernel counts of the compiled step (``hlo_profile.py``: fusions, dots,
-  gathers, scatters, custom calls, bytes moved per mechanism) and, for the double
-  pendulum, wall time of the pieces of one evaluation (constraint terms, forces and mass
-  matrix, saddle solve, projection) vmapped over the batch.
 
 Time budget: the horizon of a case is ``--t-end`` (0.5 s) cut down so that one timed
 repetition of the first jaxmbs configuration (float64, Projection) takes about
@@ -52,14 +48,14 @@ about 10 minutes on the 2-core development box; ``--sweep`` about as long.
 ``--sweep``: throughput vs batch size (1, 16, 256, 4096, 65536) for the double pendulum
 (jaxmbs float64/float32, default Projection, and MuJoCo) and vs number of bodies
 (chains 2..64 at ``--sweep-bodies-batch``, float64, both stabilisers, with compile
-times).  Results go to ``benchmarks/results/`` (``throughput.json``, or
-``<--name>.json`` for a further run such as another jax version; ``sweep.json``; PNG plots); ``--write-md`` regenerates ``BENCHMARKS.md`` (``make_benchmarks_md.py``).
+times).  Results go to ``benchmarks/results/`` (``throughput.json``, or ``<--name>.json``;
+``sweep.json``; PNG plots, not kept in git); ``--write-md`` regenerates ``BENCHMARKS.md`` and
+``docs/performance.md`` (``report.py``).
 ``--json`` prints one JSON object as the last line of stdout.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import math
@@ -148,8 +144,8 @@ def machine_info():
         info["jaxmbs"] = jaxmbs.__version__
     except Exception:  # noqa: BLE001
         pass
-    # (JAXMBS_GIT, when set, names the commit: the device tool's copy of the checkout has a
-    # .git of an older commit under the working tree; benchmarks/gpu_run.sh)
+    # (JAXMBS_GIT, when set, names the commit: for copies of the checkout without a usable
+    # .git; benchmarks/gpu_run.sh)
     rev = os.environ.get("JAXMBS_GIT") or git_revision(ROOT)
     if rev:
         info["git"] = rev
@@ -178,7 +174,7 @@ class JaxRunner:
     """One compiled chunk function (batch, dtype, stabiliser) and its timing helpers."""
 
     def __init__(self, case, batch, dtype, stab, chunk, batched_params=False, vectorize="auto",
-                 shard=True, first_call_context=None):
+                 shard=True):
         jax = _setup_jax()
         import jax.numpy as jnp
         import jaxmbs as mb
@@ -228,12 +224,9 @@ class JaxRunner:
         self._compiled = None
         # compile time: the first call (trace + compile + one chunk) less a warm call; also
         # in CPU time of this process (less sensitive to other work on a shared machine)
-        # (first_call_context: a context manager around the first call alone, for
-        # first_call.py's compile events)
         c0, t0 = time.process_time(), time.perf_counter()
-        with (first_call_context or contextlib.nullcontext)():
-            out = chunk_fn(self.params, self.Q0, self.V0)
-            out[0].block_until_ready()
+        out = chunk_fn(self.params, self.Q0, self.V0)
+        out[0].block_until_ready()
         c1, t1 = time.process_time(), time.perf_counter()
         out = chunk_fn(self.params, self.Q0, self.V0)
         out[0].block_until_ready()
@@ -245,12 +238,12 @@ class JaxRunner:
 
     @property
     def compiled(self):
-        """The same program compiled ahead of time (for memory and kernel counts only)."""
+        """The same program compiled ahead of time (for the memory analysis only)."""
         if self._compiled is None:
             self._compiled = self.jax.jit(self.fn).lower(self.params, self.Q0, self.V0).compile()
         return self._compiled
 
-    # -- memory / profile ------------------------------------------------------
+    # -- memory ------------------------------------------------------
     def memory(self):
         itemsize = np.dtype(self.dtype).itemsize
         n = self.q0_np.size
@@ -272,36 +265,6 @@ class JaxRunner:
             out["xla_temp_bytes_per_mech"] = raw["temp_size_in_bytes"] / local
             out["devices"] = self.n_devices
         return out
-
-    def hlo_profile(self):
-        import hlo_profile as H
-        try:
-            return H.profile(self.compiled.as_text(), self.batch // self.n_devices, self.chunk)
-        except Exception as e:  # noqa: BLE001
-            return {"error": repr(e)}
-
-    def trace(self, nchunks):
-        """Measured kernel-time profile of nchunks chunks (jax.profiler trace, XLA:CPU)."""
-        import glob
-        import shutil
-        import tempfile
-
-        import hlo_profile as H
-        d = tempfile.mkdtemp(prefix="jaxmbs_trace_")
-        try:
-            with self.jax.profiler.trace(d):
-                wall, _ = self.run(nchunks)
-            files = sorted(glob.glob(os.path.join(d, "**", "*.xplane.pb"), recursive=True))
-            tp = H.time_profile(files[-1], self.compiled.as_text(), wall)
-            steps = nchunks * self.chunk
-            tp.update(steps=steps, batch=self.batch,
-                      kernel_ns_per_mech_step=1e9 * tp["kernel_seconds"] / (steps * self.batch),
-                      wall_ns_per_mech_step=1e9 * wall / (steps * self.batch))
-            return tp
-        except Exception as e:  # noqa: BLE001
-            return {"error": repr(e)}
-        finally:
-            shutil.rmtree(d, ignore_errors=True)
 
     # -- running ---------------------------------------------------------------
     def call(self, q, v):
@@ -348,65 +311,6 @@ def status_names(code):
         return [n for n in names if getattr(st, n) and (code & getattr(st, n))]
     except Exception:  # noqa: BLE001
         return [str(code)]
-
-
-# ============================================================== evaluation phases
-def phase_profile(case, batch, reps=15):
-    """Wall time of the pieces of one evaluation, vmapped over the batch (float64)."""
-    jax = _setup_jax()
-    import jax.numpy as jnp
-    import jaxmbs as mb
-    import jaxmbs_models as JM
-    from jaxmbs.equations import constraint_terms, generalized_forces, mass_matrix
-
-    mech, params, q0, v0 = JM.build(case)
-    rng = np.random.default_rng(0)
-    Q = jnp.asarray(q0 + 1e-3 * rng.standard_normal((batch, q0.size)))
-    V = jnp.asarray(v0 + 1e-2 * rng.standard_normal((batch, v0.size)))
-    solver = mb.SchurCholesky()
-    terms = jax.jit(jax.vmap(lambda q, v: constraint_terms(mech, params, q, v, 0.0)))(Q, V)
-    Qf = jax.jit(jax.vmap(lambda q, v: generalized_forces(mech, params, q, v, 0.0)[0]))(Q, V)
-
-    def solve(q, jac, Qv, gamma):
-        M = mass_matrix(mech, params, q)
-        return solver.solve(M, jac, Qv, gamma)
-
-    pieces = {
-        "constraint_terms (Phi, Phi_q, gamma)": (
-            lambda q, v: constraint_terms(mech, params, q, v, 0.0), (Q, V)),
-        "generalized_forces + mass_matrix": (
-            lambda q, v: (generalized_forces(mech, params, q, v, 0.0), mass_matrix(mech, params, q)),
-            (Q, V)),
-        "saddle solve (SchurCholesky)": (solve, (Q, terms.jac, Qf, terms.gamma)),
-        "accelerations, Baumgarte (one evaluation)": (
-            lambda q, v: mb.accelerations(mech, params, q, v, 0.0, solver=solver,
-                                          stabilizer=mb.Baumgarte(10.0)), (Q, V)),
-        "accelerations, no stabilisation (one evaluation)": (
-            lambda q, v: mb.accelerations(mech, params, q, v, 0.0, solver=solver), (Q, V)),
-        "projection (post-step, Projection())": (
-            lambda q, v: mb.project(mech, params, q, v, 0.0, solver, 1), (Q, V)),
-        "trivial kernel (q + dt v): dispatch floor": (lambda q, v: q + DT * v, (Q, V)),
-    }
-    out = {}
-    for name, (fn, args) in pieces.items():
-        try:
-            f = jax.jit(jax.vmap(fn))
-            c = f.lower(*args).compile()
-            r = c(*args)
-            jax.block_until_ready(r)
-            ts = []
-            for _ in range(reps):
-                t0 = time.perf_counter()
-                jax.block_until_ready(c(*args))
-                ts.append(time.perf_counter() - t0)
-            t = float(np.median(ts))
-            import hlo_profile as H
-            p = H.body_profile(H.parse(c.as_text()), H.parse(c.as_text())["__entry__"])
-            out[name] = dict(seconds=t, ns_per_mech=1e9 * t / batch, kernels=p["kernels"],
-                             kinds=p["kinds"])
-        except Exception as e:  # noqa: BLE001
-            out[name] = dict(error=repr(e))
-    return out
 
 
 # ============================================================== one case (worker)
@@ -500,14 +404,6 @@ def run_case(spec):
             r["finite"] = rec["finite"]
             if dtype == "float64":  # (an ahead-of-time compilation of the same program)
                 r["memory"] = jr.memory()
-            # (about 0.2 s of chunks: a 0.6 s trace of the double pendulum at batch 4096 held
-            # ~18 GB of profiler events and was killed for memory on this 24 GiB machine)
-            if spec.get("trace") and dtype == "float64":
-                log(f"  [{case}]   tracing kernel times ...")
-                r["time_profile"] = jr.trace(max(1, min(nchunks, int(0.2 / max(t_chunk, 1e-6)))))
-            if spec.get("hlo", True) and dtype == "float64" and (
-                    len(jres) == 0 or spec.get("hlo_all", False) or stab == "baumgarte"):
-                r["hlo"] = jr.hlo_profile()
             log(f"  [{case}]   {r['steps_per_s']:.4g} mechanism-steps/s "
                 f"(runs: {', '.join(f'{x:.3g}' for x in rates)})")
             r["devices"] = jr.n_devices
@@ -620,11 +516,6 @@ def run_case(spec):
     res["jaxmbs"] = jres
 
     res["loadavg_end"] = os.getloadavg()[0]
-    if spec.get("phases"):
-        res["phases"] = []
-        for b in sorted({batch, min(batch, 512)}, reverse=True):
-            log(f"  [{case}] timing the pieces of one evaluation at batch {b} ...")
-            res["phases"].append(dict(batch=b, pieces=phase_profile(case, b)))
     return res
 
 
@@ -667,7 +558,7 @@ def flatten_case(res):
 def run_batch_point(spec):
     """Double pendulum at one batch size: jaxmbs dtypes (Projection) and MuJoCo."""
     s = dict(spec)
-    s.update(numpy=False, phases=False, hlo=False)
+    s.update(numpy=False)
     res = run_case(s)
     out = dict(batch=res["batch"], nsteps=res.get("nsteps"), chunk=res.get("chunk"))
     for r in res["jaxmbs"]:
@@ -679,21 +570,16 @@ def run_batch_point(spec):
 
 
 def run_body_point(spec):
-    """One chain at a fixed batch: jaxmbs float64, both stabilisers (+ HLO kernel counts)."""
+    """One chain at a fixed batch: jaxmbs float64, both stabilisers."""
     s = dict(spec)
-    s.update(numpy=spec.get("numpy", True), phases=False, hlo=True, hlo_all=True, dtypes=["float64"])
+    s.update(numpy=spec.get("numpy", True), dtypes=["float64"])
     res = run_case(s)
     out = dict(case=res["name"], n_bodies=res["n_bodies"], batch=res["batch"], nsteps=res.get("nsteps"))
     for r in res["jaxmbs"]:
         key = "jaxmbs_" + ("projection" if r["stabilizer"].startswith("Projection") else "baumgarte")
-        ps = (r.get("hlo") or {}).get("per_step") or {}
         out[key] = dict(steps_per_s=r.get("steps_per_s"), compile_s=r.get("compile_s"),
                         us_per_mech_step=r.get("us_per_mech_step"), error=r.get("error"),
-                        final_error=r.get("final_error"), kernels_per_step=ps.get("kernels"),
-                        custom_calls_per_step=ps.get("custom_calls"),
-                        bytes_per_mech_step=(ps.get("bytes_written_per_mech", 0)
-                                             + ps.get("bytes_read_per_mech", 0)) or None,
-                        memory=r.get("memory"))
+                        final_error=r.get("final_error"), memory=r.get("memory"))
     out["mujoco"] = {k: (res.get("mujoco") or {}).get(k) for k in ("steps_per_s", "error")}
     out["numpy"] = {k: (res.get("numpy") or {}).get(k) for k in ("steps_per_s", "error")}
     return out
@@ -760,14 +646,12 @@ def main_cases(args):
                     rate_hint=hint, nsteps=args.nsteps, numpy_budget=args.numpy_budget,
                     min_steps=args.min_steps,
                     batched_params=args.batched_params, batch_note=note,
-                    phases=case in args.phase_cases, trace=case in args.trace_cases,
                     one_device=case in args.one_device_cases)
         dp = [c for c in out if c.get("name") == "double_pendulum" and c.get("batch") == batch
               and c.get("jaxmbs")]
         if case == "chain2" and dp and not args.no_alias:
             r = json.loads(json.dumps(dp[0]))
             r["name"] = "chain2"
-            r.pop("phases", None)
             r["notes"] = r.get("notes", []) + [
                 "chain2 is the double pendulum (identical model, state and MuJoCo XML): its "
                 "results are the double_pendulum measurement of this run (--no-alias to re-time)"]
@@ -983,26 +867,6 @@ def print_table(cases):
                   f"{fmt_e(e['max_constraint_error']['jaxmbs'])} "
                   f"{fmt_e(e['max_constraint_error']['mujoco'])} "
                   f"{(f'{mem:7.0f}' if mem else '    n/a')}")
-    for c in cases:
-        for r in c.get("jaxmbs", []):
-            if r.get("hlo") and r["hlo"].get("per_step"):
-                import hlo_profile as H
-                print(f"\nHLO profile {c['name']} {r['dtype']} {r['stabilizer']} (batch {c['batch']}):")
-                print(H.format_profile(r["hlo"]))
-        for r in c.get("jaxmbs", []):
-            tp = r.get("time_profile")
-            if tp and "kernel_seconds" in tp:
-                import hlo_profile as H
-                print(f"\nMeasured kernel times {c['name']} {r['dtype']} {r['stabilizer']} "
-                      f"(batch {c['batch']}, {tp['steps']} steps, {tp['kernel_ns_per_mech_step']:.0f} ns "
-                      f"kernel time per mechanism-step):")
-                print(H.format_time_profile(tp))
-        for ph in c.get("phases") or []:
-            print(f"\nPieces of one evaluation, {c['name']}, float64, vmapped over batch {ph['batch']}:")
-            for k, v in ph["pieces"].items():
-                if "seconds" in v:
-                    print(f"  {k:50s} {v['seconds'] * 1e3:8.3f} ms  {v['ns_per_mech']:8.1f} ns/mech  "
-                          f"{v['kernels']:4d} kernels")
 
 
 def print_sweep(sweep):
@@ -1022,7 +886,7 @@ def print_sweep(sweep):
         print("  " + s)
     print("\nbodies sweep (chains, float64):")
     print(f"{'bodies':>6s} {'batch':>6s} {'us/step P':>10s} {'us/step B':>10s} {'MuJoCo us':>10s} "
-          f"{'NumPy us':>10s} {'compile P':>9s} {'compile B':>9s} {'kernels P':>9s}")
+          f"{'NumPy us':>10s} {'compile P':>9s} {'compile B':>9s}")
     for p in sweep.get("bodies", []):
         if "n_bodies" not in p:
             print("  error:", p.get("error"))
@@ -1034,8 +898,7 @@ def print_sweep(sweep):
               f"{f(jb.get('us_per_mech_step'))} "
               f"{f(1e6 / mj['steps_per_s'] if mj.get('steps_per_s') else None)} "
               f"{f(1e6 / npr['steps_per_s'] if npr.get('steps_per_s') else None)} "
-              f"{(jp.get('compile_s') or 0):9.1f} {(jb.get('compile_s') or 0):9.1f} "
-              f"{jp.get('kernels_per_step') or 0:9d}")
+              f"{(jp.get('compile_s') or 0):9.1f} {(jb.get('compile_s') or 0):9.1f}")
     for key in ("exponent_us_per_step_projection", "exponent_us_per_step_baumgarte",
                 "exponent_compile_projection"):
         if sweep.get(key) is not None:
@@ -1069,13 +932,8 @@ def main(argv=None):
     ap.add_argument("--numpy-budget", type=float, default=3.0)
     ap.add_argument("--batched-params", action="store_true",
                     help="one parameter set per batch member (params_axis=0)")
-    ap.add_argument("--phase-cases", nargs="*", default=["double_pendulum"],
-                    help="cases whose evaluation is timed piece by piece")
     ap.add_argument("--no-alias", action="store_true",
                     help="time chain2 separately instead of reusing the identical double pendulum")
-    ap.add_argument("--trace-cases", nargs="*",
-                    default=["double_pendulum", "slider_crank", "chain16", "chain64"],
-                    help="cases whose float64 runs are profiled kernel by kernel (jax.profiler)")
     ap.add_argument("--one-device-cases", nargs="*", default=["double_pendulum", "slider_crank"],
                     help="cases whose float64 runs are also timed on one device (same run)")
     ap.add_argument("--cpu-devices", type=int, default=os.cpu_count(),
@@ -1092,9 +950,10 @@ def main(argv=None):
                     help="skip a batch size whose shortest repetition is estimated longer")
     ap.add_argument("--out", default=RESULTS, help="results directory")
     ap.add_argument("--name", default="throughput",
-                    help="results file name of the cases run (throughput: the main table of "
-                         "BENCHMARKS.md; throughput_<tag>: a further run, e.g. another jax)")
-    ap.add_argument("--write-md", action="store_true", help="regenerate BENCHMARKS.md afterwards")
+                    help="results file name of the cases run (throughput: the one BENCHMARKS.md "
+                         "reports; another name keeps a further run apart)")
+    ap.add_argument("--write-md", action="store_true",
+                    help="regenerate BENCHMARKS.md and docs/performance.md afterwards")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
 
@@ -1162,9 +1021,8 @@ def main(argv=None):
     os.replace(path + ".tmp", path)
     log(f"wrote {os.path.relpath(path, ROOT)} ({time.perf_counter() - t0:.0f} s)")
     if args.write_md:
-        import make_benchmarks_md
-        md = make_benchmarks_md.main([])
-        log(f"wrote {md}")
+        import report
+        report.main([])
     if args.json:
         if args.sweep:
             print(json.dumps(obj, default=float))

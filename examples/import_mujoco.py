@@ -19,7 +19,7 @@ mj_energyVel). Needs the optional extra: pip install "jaxmbs[mujoco]".
 
 --save writes the results with the machine, versions and command (BENCHMARKS.md's section
 "Imported models against MuJoCo" is generated from benchmarks/results/import_mujoco.json by
-benchmarks/make_benchmarks_md.py).
+benchmarks/report.py).
 """
 from __future__ import annotations
 
