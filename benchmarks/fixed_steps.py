@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 
 import jaxmbs as mb
-from jaxmbs import dynamics
-from jaxmbs.equations import constraint_terms, energy_terms
+from jaxmbs.core import dynamics
+from jaxmbs.core.equations import constraint_terms, energy_terms
 
 
 @functools.partial(jax.jit, static_argnames=("mech", "integrator", "stabilizer", "solver", "n_save"))

@@ -53,7 +53,7 @@ for _p in (ROOT, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests"), os
 import jaxmbs as mb  # noqa: E402
 from jaxmbs import status as st  # noqa: E402
 from jaxmbs.formulations import FORMULATIONS  # noqa: E402
-from jaxmbs.simulate import ENERGY_TOL, energy_balance_error  # noqa: E402
+from jaxmbs.simulation import ENERGY_TOL, energy_balance_error  # noqa: E402
 from fixed_steps import diagnostics, run_fixed_unjitted  # noqa: E402
 import md_sections  # noqa: E402
 

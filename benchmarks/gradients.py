@@ -92,9 +92,9 @@ class DirectSchur(mb.SchurCholesky):
     """For comparison: the Schur solve with the Cholesky factorisation differentiated
     step by step (jaxmbs before the saddle solve was differentiated implicitly)."""
 
-    def solve(self, M, jac, Q, gamma):
+    def solve(self, M, jac, Q, gamma, check=True):
         from jaxmbs import status as st
-        from jaxmbs.saddle import cholesky_solve
+        from jaxmbs.formulations.schur import cholesky_solve
         MinvQ = M.solve(Q)
         MinvJt = M.solve(jac.T)
         lam, bad = cholesky_solve(jac @ MinvJt, jac @ MinvQ - gamma, self.tol, self.unroll_max)

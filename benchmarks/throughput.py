@@ -202,7 +202,7 @@ class JaxRunner:
             if batched_params:
                 params = mb.shard_batch(params, mesh)
         self.params, self.Q0, self.V0 = params, Q0, V0
-        from jaxmbs.banded import wants_sparse
+        from jaxmbs.formulations.banded import wants_sparse
         sparse = wants_sparse(mb.SchurCholesky(), mech)
         path = vectorize if vectorize != "auto" else mb.batch_vectorization(
             mech, batch, mesh=mesh, integrator=mb.RK4(), stabilizer=stabilizer)

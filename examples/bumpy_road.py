@@ -36,7 +36,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jaxmbs  # noqa: E402
-from jaxmbs.equations import force_outputs  # noqa: E402
+from jaxmbs.core.equations import force_outputs  # noqa: E402
 
 G = 9.81
 M_BODY, M_WHEEL, J_WHEEL, RADIUS = 300.0, 40.0, 1.8, 0.3  # kg, kg, kg m^2, m

@@ -32,14 +32,8 @@ SAVE_DT = 0.01  # s
 
 
 def build():
-    """The two rods along +x at rest: `Model.build()`."""
-    m = jaxmbs.Model(gravity=(0.0, -G))
-    inertia = MASS * LENGTH**2 / 12.0
-    m.add_body("upper", mass=MASS, inertia=inertia, position=(LENGTH / 2, 0.0))
-    m.add_body("lower", mass=MASS, inertia=inertia, position=(1.5 * LENGTH, 0.0))
-    m.add_revolute("O", "ground", "upper", at=(0.0, 0.0))
-    m.add_revolute("A", "upper", "lower", at=(LENGTH, 0.0))
-    return m.build()
+    """The two rods 'upper' and 'lower' along +x at rest (`jaxmbs.zoo.double_pendulum`)."""
+    return jaxmbs.zoo.double_pendulum(G, length=LENGTH, mass=MASS, names=("upper", "lower"))
 
 
 def tip(q):

@@ -1,6 +1,6 @@
 """Engine balance: shaking forces and rocking couples of crank trains by inverse dynamics.
 
-Five layouts (`jaxmbs.engines.LAYOUTS`): a single cylinder, an inline-4 (flat-plane crank
+Five layouts (`jaxmbs.planar.engines.LAYOUTS`): a single cylinder, an inline-4 (flat-plane crank
 0-180-180-0), a flat-4 boxer (opposed pistons on throws 180 degrees apart, each cylinder
 on its own station), a flat-4 non-boxer (opposed cylinders share a crank pin) and an
 inline-3 (120-degree crank). Each is a `jaxmbs.Model` (`engines.CrankTrain`): a
@@ -10,7 +10,7 @@ angles) gives the joint reactions; the shaking force on the block is the sum of 
 forces the mechanism exerts on the ground through its ground joints (main bearing and
 cylinder walls), the rocking couple is sum_k (z_k - z_ref) e_z x F_k from the
 per-cylinder block forces F_k and the axial stations z_k (a planar model: z_k enters only
-the couple; see the module docstring of `jaxmbs.engines` for every assumption).
+the couple; see the module docstring of `jaxmbs.planar.engines` for every assumption).
 
 An FFT over the revolution gives the harmonic orders 1x, 2x, ... of the force (x, y) and
 of the couple (about x, y); the table compares them with the closed-form phasor sums
@@ -35,7 +35,7 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from jaxmbs import engines  # noqa: E402
+from jaxmbs.planar import engines  # noqa: E402
 
 KEYS = ("force_x", "force_y", "couple_x", "couple_y")
 

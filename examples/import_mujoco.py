@@ -37,7 +37,7 @@ jax.config.update("jax_enable_x64", True)
 
 import numpy as np  # noqa: E402
 
-from jaxmbs.importers import compare_with_mujoco  # noqa: E402
+from jaxmbs.io import compare_with_mujoco  # noqa: E402
 
 MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 ARM_QPOS = (0.3, 0.8, 0.9, -0.5, 0.7, 0.2)  # a bent pose of arm6.urdf

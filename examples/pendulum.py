@@ -36,11 +36,9 @@ SAVE_DT = 0.01  # s, spacing of the saved samples (when it fits the step)
 
 
 def build():
-    """Particle 'bob' at (L, 0) on a massless rod 'rod' to the ground point (0, 0)."""
-    m = jaxmbs.Model(gravity=(0.0, -G))
-    m.add_particle("bob", mass=MASS, position=(L, 0.0))
-    m.add_distance("rod", "ground", "bob", at_i=(0.0, 0.0), at_j=(L, 0.0))
-    return m.build()
+    """Particle 'bob' at (L, 0) on a massless rod 'rod' to the ground point (0, 0)
+    (`jaxmbs.zoo.pendulum`)."""
+    return jaxmbs.zoo.pendulum(length=L, mass=MASS, g=G)
 
 
 def exact_period():

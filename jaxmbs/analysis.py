@@ -10,10 +10,10 @@ import numpy as np
 
 from . import status as st
 from .core import families as F
-from .dynamics import _accelerations as accelerations  # (inside jitted analyses)
-from .equations import constraint_rows, constraint_terms, energy_terms, frame_states
-from .saddle import CholeskyFactor, SchurCholesky, cholesky_solve
-from .simulate import _is_tracer
+from .core.dynamics import _accelerations as accelerations  # (inside jitted analyses)
+from .core.equations import constraint_rows, constraint_terms, energy_terms, frame_states
+from .formulations.schur import CholeskyFactor, SchurCholesky, cholesky_solve
+from .simulation import _is_tracer
 
 __all__ = ["AssemblyResult", "assemble", "constraint_report", "dof", "kinematics", "Kinematics",
            "inverse_dynamics", "InverseDynamics", "reactions", "energy"]
@@ -91,7 +91,7 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     check: when called with concrete values, raise ValueError naming the joints whose
         constraints cannot be satisfied near the guess. Traced calls report via status.
     """
-    from .checks import check_call
+    from .core.validate import check_call
 
     check_call(mech, params, "assemble", q=q, v=v, t=t)
     if isinstance(fixed, str):
@@ -278,7 +278,7 @@ def constraint_report(mech, params, q, t=0.0, rtol=1e-9, *, check=True, tol=1e-6
     (an unassembled q can have another rank: a slider-crank with crank and rod both
     vertical reports 2 DOF). Assemble first, or pass check=False to analyse q as it is.
     Needs concrete values (not under jit / vmap)."""
-    from .checks import check_call, is_traced
+    from .core.validate import check_call, is_traced
 
     check_call(mech, params, "constraint_report", q=q, t=t)
     if is_traced(params, q, t):
@@ -374,7 +374,7 @@ def kinematics(mech, params, q_guess, ts, *, iterations=8, tol=1e-10) -> Kinemat
 def _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, where):
     """Checks of kinematics / inverse_dynamics arguments: q_guess (n_coords,), ts a 1-D
     array of finite times (s) with at least one entry, iterations, tol."""
-    from .checks import check_array, check_call
+    from .core.validate import check_array, check_call
 
     check_call(mech, params, where, q=q_guess, names=("q_guess", "v"))
     check_array(ts, "ts", "a 1-D array of finite times (s) with at least one entry",
@@ -427,7 +427,7 @@ def inverse_dynamics(mech, params, q_guess, ts, *, u=None, solver=SchurCholesky(
     """Inverse dynamics of a fully driven mechanism over ts: the multipliers that realise
     the prescribed motion and, from them, every joint's reaction and every driver's effort
     (see `reactions`). u: optional (n_controls,) control inputs held constant."""
-    from .checks import check_controls
+    from .core.validate import check_controls
 
     _check_kinematics_args(mech, params, q_guess, ts, iterations, tol, "inverse_dynamics")
     check_controls(mech, u, "inverse_dynamics")
@@ -446,7 +446,7 @@ def _inverse(mech, params, kin, u, solver):
 
     lam, sts, qdd = jax.vmap(one)(kin.q, kin.v, kin.t)
     reac = jax.vmap(lambda q, l: reactions(mech, params, q, l))(kin.q, lam)
-    from .checks import params_status
+    from .core.validate import params_status
 
     status = kin.status | jnp.bitwise_or.reduce(sts) | params_status(mech, params)
     return InverseDynamics(kin.t, kin.q, kin.v, kin.a, lam, reac, status)
@@ -466,7 +466,7 @@ def reactions(mech, params, q, lam) -> dict:
     to body_j in the direction of increasing f(t). User constraints report 'generalized'
     (n_vel,), the generalized constraint force -jac^T lam on all velocity coordinates.
     """
-    from .checks import check_array, check_call
+    from .core.validate import check_array, check_call
 
     check_call(mech, params, "reactions", q=q)
     m = mech.n_constraints
@@ -521,7 +521,7 @@ def reactions(mech, params, q, lam) -> dict:
 
 def energy(mech, params, q, v, t=0.0) -> dict:
     """{'kinetic', 'potential', 'total'} in J at (q, v): potential of gravity and springs."""
-    from .checks import check_call
+    from .core.validate import check_call
 
     check_call(mech, params, "energy", q=q, v=v, t=t, require=("q", "v"))
     T, V = energy_terms(mech, params, jnp.asarray(q), jnp.asarray(v), t)

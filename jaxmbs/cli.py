@@ -25,41 +25,19 @@ import sys
 import time
 from collections import Counter
 
+from .zoo import SLIDER_CRANK as _SC
+
 __all__ = ["main", "demo", "slider_crank", "simulate_file"]
 
-# docs/reference_problems.md §2 (SI units)
-L1, L2 = 0.15, 0.30  # crank and connecting-rod lengths, m
-M1, J1 = 0.36, 0.002727  # crank mass (kg) and inertia about the pivot (kg m^2)
-M2, J2 = 0.151104, 0.0045339259  # rod mass, inertia about the crank-pin end
-M3 = 0.075552  # slider mass, kg
-OMEGA = 150.0  # crank speed, rad/s
+L1, L2, M1, J1, M2, J2, M3, OMEGA = (_SC.L1, _SC.L2, _SC.M1, _SC.J1, _SC.M2, _SC.J2, _SC.M3,
+                                     _SC.OMEGA)  # (docs/reference_problems.md §2, SI units)
 
 
 def slider_crank(omega=OMEGA):
-    """The driven slider-crank of docs/reference_problems.md §2 at crank angle 0; `Model.build()`.
-
-    Bodies: 'crank' (reference point and CG at the pivot O = (0, 0); J1 is about the
-    pivot; with g = 0 and a constant speed the crank's CG position does not change the
-    motor torque), 'rod' (reference point at its centre, inertia J2 - M2 (L2/2)^2 about
-    its CG) and 'slider' (a body on a prismatic joint along the x axis through O; its
-    inertia is irrelevant because it cannot turn). Joints: revolutes 'O' (ground-crank),
-    'A' (crank-rod, A.point_i = (L1, 0) on the crank, A.point_j = (-L2/2, 0) on the rod),
-    'B' (rod-slider, B.point_i = (L2/2, 0)), prismatic 'P' (ground-slider), and the driver
-    'motor': crank angle = omega t (rad). reactions['motor']['effort'] is the motor torque
-    on the crank in N m, positive in the direction of rotation.
-    """
-    import jaxmbs
-
-    m = jaxmbs.Model(gravity=(0.0, 0.0))
-    m.add_body("crank", mass=M1, inertia=J1, position=(0.0, 0.0))
-    m.add_body("rod", mass=M2, inertia=J2 - M2 * (L2 / 2) ** 2, position=(L1 + L2 / 2, 0.0))
-    m.add_body("slider", mass=M3, inertia=1e-4, position=(L1 + L2, 0.0))
-    m.add_revolute("O", "ground", "crank", at=(0.0, 0.0))
-    m.add_revolute("A", "crank", "rod", at=(L1, 0.0))
-    m.add_revolute("B", "rod", "slider", at=(L1 + L2, 0.0))
-    m.add_prismatic("P", "ground", "slider", axis=(1.0, 0.0), at=(L1 + L2, 0.0))
-    m.drive_joint("motor", "O", jaxmbs.constant_velocity(omega))
-    return m.build()
+    """The driven slider-crank of docs/reference_problems.md §2 at crank angle 0, its crank's
+    CG on the pivot (`jaxmbs.zoo.slider_crank(omega, crank_cg=0.0)`)."""
+    from .zoo import slider_crank as build
+    return build(omega, crank_cg=0.0)
 
 
 def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
@@ -155,7 +133,7 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
 
 
 def _demo_plot(angle_deg, torque, peak, pct, path, result):
-    from .plot import _mpl
+    from .plot.shapes import _mpl
 
     import numpy as np
 
@@ -288,11 +266,11 @@ MUJOCO_SUFFIXES = (".xml", ".mjcf", ".urdf")
 def _load_file(path):
     """(mech, params, q0, v0) of a model file (jaxmbs JSON, or MJCF / URDF through
     `jaxmbs.from_mjcf`); any failure is a ValueError that starts with the file name."""
-    from jaxmbs.io import load_model
+    from jaxmbs.io.files import load_model
 
     try:
         if str(path).lower().endswith(MUJOCO_SUFFIXES):
-            from jaxmbs.importers import from_mjcf
+            from jaxmbs.io.mjcf import from_mjcf
 
             if not __import__("os").path.exists(path):
                 raise OSError(2, "No such file or directory", str(path))
@@ -378,7 +356,7 @@ def simulate_file(path, t1, t0=0.0, dt=1e-3, batch=1, perturb=(), seed=0, integr
         base = np.asarray(mech.get(params, key))
         values[key] = base * (1 + rel * rng.uniform(-1, 1, (batch,) + base.shape))
     if values:  # the drawn members must be valid parameters (e.g. no mass <= 0)
-        from jaxmbs.checks import check_params
+        from jaxmbs.core.validate import check_params
 
         drawn = jax.vmap(lambda vals: mech.replace(params, vals))({k: jnp.asarray(v) for k, v in values.items()})
         try:

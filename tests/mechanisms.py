@@ -1,96 +1,11 @@
-"""Mechanisms shared by the tests (built with jaxmbs's own bodies, joints and forces)."""
-import numpy as np
+"""Mechanisms shared by the tests: the canonical ones of `jaxmbs.zoo`, and the kitchen sink
+(one of everything, for Jacobian and gamma identities)."""
 
 import jaxmbs as mb
 
 
-def double_pendulum(g=9.81):
-    """Two uniform 1 kg, 1 m rods pinned in series to the ground, released horizontal."""
-    m = mb.Model(gravity=(0.0, -g))
-    m.add_body("l1", mass=1.0, inertia=1 / 12, position=(0.5, 0.0))
-    m.add_body("l2", mass=1.0, inertia=1 / 12, position=(1.5, 0.0))
-    m.add_revolute("O", "ground", "l1", at=(0.0, 0.0))
-    m.add_revolute("A", "l1", "l2", at=(1.0, 0.0))
-    return m.build()
-
-
-def slider_crank(omega=150.0, driven=True):
-    """docs/reference_problems.md §2: crank 0.15 m, rod 0.30 m, crank driven at omega (rad/s)."""
-    L1, L2 = 0.15, 0.30
-    M1, J1p, M2, J2e, M3 = 0.36, 0.002727, 0.151104, 0.0045339259, 0.075552
-    m = mb.Model(gravity=(0.0, 0.0))
-    # crank CG at L1/2 (the Test Set's choice; the source gives J1 about the pivot only)
-    m.add_body("crank", mass=M1, inertia=J1p - M1 * (L1 / 2) ** 2, position=(0.0, 0.0),
-               cg=(L1 / 2, 0.0), angular_velocity=0.0 if driven else omega)
-    m.add_body("rod", mass=M2, inertia=J2e - M2 * (L2 / 2) ** 2, position=(L1 + L2 / 2, 0.0))
-    m.add_body("slider", mass=M3, inertia=1e-4, position=(L1 + L2, 0.0))
-    m.add_revolute("O", "ground", "crank", at=(0.0, 0.0))
-    m.add_revolute("A", "crank", "rod", at=(L1, 0.0))
-    m.add_revolute("B", "rod", "slider", at=(L1 + L2, 0.0))
-    m.add_prismatic("P", "ground", "slider", axis=(1.0, 0.0), at=(L1 + L2, 0.0))
-    if driven:
-        m.drive_joint("motor", "O", mb.constant_velocity(omega))
-    built = m.build()
-    if driven:
-        return built
-    mech, params, q0, v0 = built
-    res = mb.assemble(mech, params, q0, v0, fixed=("crank.theta",) + ("crank.x", "crank.y"))
-    return mb.Built(mech, params, res.q, res.v)
-
-
-def four_bar_points(crank_angle=np.pi / 3):
-    """Crank-rocker geometry: pivots O = (0,0), D = (0.5,0); crank 0.2, coupler 0.6, rocker
-    0.5 m. Returns the pins (A, B, D) with the loop closed exactly (circle intersection)."""
-    a, b, c, d = 0.2, 0.6, 0.5, 0.5
-    A = np.array([a * np.cos(crank_angle), a * np.sin(crank_angle)])
-    D = np.array([d, 0.0])
-    r = np.linalg.norm(D - A)
-    x = (b**2 - c**2 + r**2) / (2 * r)
-    h = np.sqrt(b**2 - x**2)
-    e = (D - A) / r
-    B = A + x * e + h * np.array([-e[1], e[0]])
-    return A, B, D
-
-
-def four_bar_model(crank_angle=np.pi / 3, gravity=9.81):
-    """The crank-rocker of `four_bar` as an unbuilt Model (1 kg/m uniform bars), so that
-    tests can add forces; returns (model, A, B, D)."""
-    A, B, D = four_bar_points(crank_angle)
-    m = mb.Model(gravity=(0.0, -gravity))
-
-    def bar(name, P, Q):
-        L = np.linalg.norm(Q - P)
-        m.add_body(name, mass=L, inertia=L**3 / 12, position=(P + Q) / 2,
-                   angle=np.arctan2(*(Q - P)[::-1]))
-
-    bar("crank", np.zeros(2), A)
-    bar("coupler", A, B)
-    bar("rocker", D, B)
-    m.add_revolute("O", "ground", "crank", at=(0.0, 0.0))
-    m.add_revolute("A", "crank", "coupler", at=A)
-    m.add_revolute("B", "coupler", "rocker", at=B)
-    m.add_revolute("D", "ground", "rocker", at=D)
-    return m, A, B, D
-
-
-def four_bar(crank_angle=np.pi / 3, gravity=9.81):
-    """Crank-rocker: pivots (0,0), (0.5,0); crank 0.2, coupler 0.6, rocker 0.5; 1 kg/m bars.
-
-    Returns (mech, params, q_guess, v0) with q_guess only roughly closed: assemble it.
-    """
-    return four_bar_model(crank_angle, gravity)[0].build()
-
-
-def four_bar_moving(crank_rate=4.0):
-    """The crank-rocker of `four_bar` assembled (crank angle held) and moving: the crank
-    at crank_rate (rad/s), consistent velocities. Returns (mech, params, q, v)."""
-    import jax.numpy as jnp
-
-    mech, params, q0, _ = four_bar()
-    res = mb.assemble(mech, params, q0, fixed=("crank.theta",))
-    v = jnp.zeros_like(res.q).at[mech.coordinate_index("crank.theta")].set(crank_rate)
-    res = mb.assemble(mech, params, res.q, v, fixed=("crank.theta",))
-    return mech, params, res.q, res.v
+from jaxmbs.zoo import (double_pendulum, four_bar, four_bar_model, four_bar_moving,  # noqa: F401
+                        four_bar_points, slider_crank)
 
 
 def kitchen_sink():

@@ -243,7 +243,7 @@ def test_prepared_beam_mass_is_factored_once_and_agrees():
     """`prepare_params` (called once per `simulate`) stores the assembled consistent mass
     and its inverse; the prepared mass part solves like the per-call Cholesky one and is
     the inverse of the unprepared dense mass."""
-    from jaxmbs.equations import prepare_params
+    from jaxmbs.core.equations import prepare_params
 
     mech, params, q0, _ = C.build(3)
     pp = prepare_params(mech, params)

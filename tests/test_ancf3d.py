@@ -204,7 +204,7 @@ def test_cable_hanging_from_the_ground_holding_a_rigid_ball():
     < 1e-6 of the max kinetic energy and the constraints held to < 1e-9 m (measured:
     reactions exact to print precision, drift 1.2e-11, residual 3e-33; the ball moved
     8.4 mm). Slow: about 56 s, mostly compiling the rigid-body + cable model."""
-    from jaxmbs.equations import constraint_terms
+    from jaxmbs.core.equations import constraint_terms
 
     g = 9.81
     sec = dict(E=1.0e7, A=1.0e-4, I=1.0e-10, rho=1.0e3)  # rho A = 0.1 kg/m, EA = 1e3 N
@@ -361,7 +361,7 @@ def test_cable_welded_to_the_ground_by_beam_body_weld_is_an_euler_bernoulli_cant
     weld's reaction on the cable is -P n and its moment about the weld point
     -(r_tip - r_weld) x P n (statics of the whole cable, to 1e-12: the slope rows carry
     the moment)."""
-    from jaxmbs.equations import constraint_terms
+    from jaxmbs.core.equations import constraint_terms
 
     d, n, o = _skew_frame()
     r0 = np.array([0.2, 0.1, -0.3])
@@ -406,7 +406,7 @@ def test_cable_welded_to_a_spinning_body_conserves_energy_and_holds_the_weld():
     term's factor 2 on the cross rate term made 1), the 5 weld rows (position 3, slope
     direction 2) held to < 1e-9 (measured 6e-11) and their rates to < 1e-8, the strain
     energy grown above 1e-4 J (measured max 2.7e-3 J: the weld bends the cable)."""
-    from jaxmbs.equations import constraint_terms
+    from jaxmbs.core.equations import constraint_terms
 
     sec = dict(E=0.7e6, A=0.0018, I=1.215e-8, rho=5540.0)
     w = np.array([0.3, -0.4, 2.0])
@@ -481,7 +481,7 @@ def test_builder_refuses_bad_input_naming_it():
     assert (float(mech.get(params, "pull.force_t")), float(mech.get(params, "pull.xi"))) == (2.5, 0.5)
     # parameter checks: a line load of any sign is valid (it was refused as 'must be >= 0'
     # before this change, planar too); a negative E is refused naming the leaf
-    from jaxmbs.checks import check_params
+    from jaxmbs.core.validate import check_params
 
     check_params(mech, params)
     with pytest.raises(ValueError, match="b.n1.E"):

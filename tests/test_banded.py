@@ -6,21 +6,11 @@ import numpy as np
 import pytest
 
 import jaxmbs as mb
-from jaxmbs.banded import sparse_plan, schur_band, wants_sparse
+from jaxmbs.formulations.banded import sparse_plan, schur_band, wants_sparse
 
 from mechanisms import double_pendulum, kitchen_sink
 
-
-def chain(n, L=0.5):
-    """n uniform rods pinned in series to the ground, hanging at 30 degrees."""
-    m = mb.Model(gravity=(0.0, -9.81))
-    a = np.deg2rad(-60.0)
-    e = np.array([np.cos(a), np.sin(a)])
-    for k in range(n):
-        m.add_body(f"l{k}", mass=1.0 + 0.1 * k, inertia=(1.0 + 0.1 * k) * L**2 / 12,
-                   position=(k + 0.5) * L * e, angle=a)
-        m.add_revolute(f"j{k}", "ground" if k == 0 else f"l{k - 1}", f"l{k}", at=k * L * e)
-    return m.build()
+from jaxmbs.zoo import chain
 
 
 def tree():

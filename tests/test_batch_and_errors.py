@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxmbs as mb
-from jaxmbs.simulate import _simulate
+from jaxmbs.simulation import _simulate
 from mechanisms import double_pendulum, four_bar
 
 
@@ -228,9 +228,10 @@ def test_batch_initial_check_reads_the_first_save_point():
     and max|Phi_q v + Phi_t| at (q0, v0)): a consistent batch compiles no second program; an
     inconsistent member is named on the vmap and the batch-minor path; a member whose
     params are not finite is not judged (as the check before the run did not)."""
-    import jaxmbs.simulate as S
+    import jaxmbs.simulation as S
+    from jaxmbs.experimental.elementwise.strategy import EW_MIN_BATCH
     mech, params, q0, v0 = double_pendulum()
-    B = S.EW_MIN_BATCH
+    B = EW_MIN_BATCH
     masses = jnp.full((B,), 1.0).at[2].set(jnp.nan)
     P = jax.vmap(lambda m: mech.replace(params, {"l2.mass": m}))(masses)
     Q, V = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))

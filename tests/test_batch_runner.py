@@ -215,7 +215,7 @@ def test_input_digest():
     """The digest sees every number and the code of user functions, is the same for equal
     inputs built twice, and does not use hash() or id() (see also test_faults: a run
     resumed by another process, with a user force, is accepted)."""
-    from jaxmbs.batch import _digest
+    from jaxmbs.batch.fingerprint import _digest
 
     def model(c, fn=None):
         m = mb.Model(gravity=(0.0, -9.81))
@@ -238,7 +238,7 @@ def test_another_run_writing_the_folder_meanwhile_is_refused(tmp_path, monkeypat
     """Two calls with different inputs started on one new folder: the one that finds, after
     its first chunk, a run.json that is not its own writes nothing (no lock file: the
     second digest check closes the window between the first check and the first write)."""
-    import jaxmbs.batch as batch
+    import jaxmbs.batch.runner as batch
 
     mech, params, q0, v0 = _batch()
     out = str(tmp_path / "run")

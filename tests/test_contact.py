@@ -12,7 +12,7 @@ import pytest
 from scipy.optimize import brentq
 
 import jaxmbs
-from jaxmbs.equations import force_outputs, generalized_forces
+from jaxmbs.core.equations import force_outputs, generalized_forces
 from jaxmbs.planar.forces import terrain_eval as _terrain_eval
 
 terrain_eval = jax.jit(_terrain_eval)

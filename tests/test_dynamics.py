@@ -171,7 +171,7 @@ def test_step_record_is_the_solve_at_the_start_state(integrator):
     itself is the step taken without recording. Driven slider-crank off its constraint
     manifold's velocity level (so velocity_error is not 0), Baumgarte (its feedback enters
     lam)."""
-    from jaxmbs.dynamics import step
+    from jaxmbs.core.dynamics import step
     mech, params, q0, v0 = slider_crank()
     q = q0 + 1e-4 * jnp.arange(q0.size)
     v = v0 + 0.01 * jnp.cos(jnp.arange(v0.size))
@@ -183,7 +183,7 @@ def test_step_record_is_the_solve_at_the_start_state(integrator):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     assert int(s1) == int(s0)
     acc = mb.accelerations(mech, params, q, v, t, stabilizer=mb.Baumgarte(10.0))
-    from jaxmbs.equations import constraint_terms, energy_terms
+    from jaxmbs.core.equations import constraint_terms, energy_terms
     T, V = energy_terms(mech, params, q, v, t)
     terms = constraint_terms(mech, params, q, v, t)
     np.testing.assert_allclose(rec.lam, acc.lam, rtol=1e-12, atol=1e-12)
@@ -199,7 +199,7 @@ def test_step_record_refused_by_an_integrator_without_it():
     """record=True with an integrator that does not hand out its start state's Record
     (here the symplectic RATTLE, which works on the DAE, not the vector field) is a
     ValueError naming the integrators that do."""
-    from jaxmbs.dynamics import records, step
+    from jaxmbs.core.dynamics import records, step
     mech, params, q0, v0 = double_pendulum()
     assert records(mb.RK4()) and not records(mb.Rattle())
     with pytest.raises(ValueError, match="RK4, Euler or SemiImplicitEuler"):
@@ -240,8 +240,8 @@ def test_projection_shares_one_factorisation(build, dt):
     are those of refactor=True, and the velocity residual left is first order in the
     position correction |dq| (documented bound), where refactor=True leaves round-off; the
     velocities differ from the exact projection's by as little, relative to the correction."""
-    from jaxmbs.banded import wants_sparse
-    from jaxmbs.equations import constraint_terms, mass_matrix
+    from jaxmbs.formulations.banded import wants_sparse
+    from jaxmbs.core.equations import constraint_terms, mass_matrix
     mech, params, q0, v0 = build()
     solver = mb.SchurCholesky()
     sparse = wants_sparse(solver, mech)

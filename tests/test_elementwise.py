@@ -8,10 +8,12 @@ import pytest
 import importlib
 
 import jaxmbs as mb
+from jaxmbs.experimental.elementwise import elementwise_vmap
 from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
-from test_banded import chain
+from jaxmbs.zoo import chain
 
-S = importlib.import_module("jaxmbs.simulate")  # (the module, not the function)
+S = importlib.import_module("jaxmbs.experimental.elementwise.strategy")
+VEC = importlib.import_module("jaxmbs.batch.vectorize")
 
 
 def test_this_jax_is_supported():
@@ -47,12 +49,12 @@ def test_elementwise_vmap_matches_vmap(dtype, tol):
     X = jax.random.normal(jax.random.PRNGKey(1), (7, 3), dtype)
     ref = jax.vmap(_mixed)(P, X)
     for in_axes, args in (((0, 0), (P, X)), ((0, -1), (P, X.T))):
-        out = jax.jit(mb.elementwise_vmap(_mixed, in_axes=in_axes))(*args)
+        out = jax.jit(elementwise_vmap(_mixed, in_axes=in_axes))(*args)
         for k in ref:
             assert out[k].shape == ref[k].shape and out[k].dtype == ref[k].dtype, k
             np.testing.assert_allclose(out[k], ref[k], rtol=tol, atol=tol, err_msg=k)
     # shared argument (in_axes None) and trailing batch output
-    out = mb.elementwise_vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
+    out = elementwise_vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
     ref = jax.vmap(_mixed, in_axes=(None, 0), out_axes=-1)(P[0], X)
     np.testing.assert_allclose(out["w"], ref["w"], rtol=tol, atol=tol)
 
@@ -87,12 +89,11 @@ def _trig_sites(x, y):
                 d=jnp.cos(z[::2]), e=jnp.sin(y), f=jnp.cos(z[:3] + z[3:]))
 
 
-def test_minor_vmap_writes_each_selected_sine_once(monkeypatch):
+def test_minor_vmap_writes_each_selected_sine_once():
     """The array form writes the sine and cosine of the entries every sin / cos equation of
-    a scope selects from one array once (`_shared_trig`): the same values as one polynomial
-    per equation (bitwise) and as jax.vmap (1e-15); one polynomial (one conditional of
-    `_sincos`) for the group, one for each site outside it; gradients as jax.vmap's."""
-    import jaxmbs.experimental.elementwise._minor as MI
+    a scope selects from one array once (`_shared_trig`): the same values as jax.vmap
+    (1e-15); one polynomial (one conditional of `_sincos`) for the group, one for each site
+    outside it (6 if every site had its own); gradients as jax.vmap's."""
     from jaxmbs.experimental.elementwise import minor_vmap
 
     X = jax.random.uniform(jax.random.PRNGKey(3), (9, 6), jnp.float64, -4.0, 4.0)
@@ -102,15 +103,11 @@ def test_minor_vmap_writes_each_selected_sine_once(monkeypatch):
     unfenced = lambda: minor_vmap(_trig_sites, in_axes=(0, 0), out_axes=0, fences=False)
     n_cond = lambda: sum(e.primitive.name == "cond" for e in jax.make_jaxpr(unfenced())(X, Y).eqns)
     shared, shared_conds = jax.jit(f())(X, Y), n_cond()
-    monkeypatch.setattr(MI, "SHARE_TRIG", False)
-    apart, apart_conds = jax.jit(f())(X, Y), n_cond()
     ref = jax.vmap(_trig_sites)(X, Y)
     for k in ref:
-        np.testing.assert_array_equal(shared[k], apart[k], err_msg=k)
         np.testing.assert_allclose(shared[k], ref[k], rtol=1e-15, atol=1e-15, err_msg=k)
     # sites a, b, c, d share one table; e (another array) and f (a sum) have their own
-    assert (shared_conds, apart_conds) == (3, 6)
-    monkeypatch.setattr(MI, "SHARE_TRIG", True)
+    assert shared_conds == 3
     loss = lambda fn: lambda x: sum(jnp.sum(v ** 2) for v in fn(x, Y).values())
     np.testing.assert_allclose(jax.grad(loss(f()))(X), jax.grad(loss(jax.vmap(_trig_sites)))(X),
                                rtol=1e-13, atol=1e-13)
@@ -171,7 +168,7 @@ def test_minor_vmap_factorisations_match_vmap(m):
 
 def _with_rare_branch(x):
     """A check that only some members need (branch 1: a sqrt and a sum), marked rare."""
-    from jaxmbs._rare import rare_cond
+    from jaxmbs.core._rare import rare_cond
     flag = rare_cond(x[0] > 1.0, lambda v: jnp.sqrt(jnp.sum(v * v)) > 2.0,
                      lambda v: jnp.zeros((), bool), x)
     return dict(flag=flag, y=rare_cond(x[1] > 0.0, lambda v: jnp.sqrt(v + 4.0), lambda v: v, x))
@@ -188,7 +185,7 @@ def test_rare_branch_runs_only_when_a_member_takes_it(form):
     cond), and the results equal jax.vmap's whichever members take the rare branch: none,
     some, all."""
     from jaxmbs.experimental.elementwise import minor_vmap
-    vm = mb.elementwise_vmap if form == "elementwise" else (lambda f: minor_vmap(f, out_axes=0))
+    vm = elementwise_vmap if form == "elementwise" else (lambda f: minor_vmap(f, out_axes=0))
     f = vm(_with_rare_branch)
     X0 = jnp.array([[0.5, -1.0, 0.2], [-0.3, -0.2, 0.1], [0.9, -0.7, 3.0]])
     assert _sqrt_outside_conds(jax.make_jaxpr(f)(X0).jaxpr) == 0
@@ -203,7 +200,7 @@ def test_elementwise_vmap_gradients_match_vmap():
     X = jnp.array([[0.2, -0.4, 0.9], [1.1, 0.5, -0.3], [-0.6, 0.1, 0.4]])
     loss = lambda vm: lambda P, X: jnp.sum(vm(_mixed)(P, X)["sol"] ** 2)
     g_ref = jax.grad(loss(jax.vmap), argnums=(0, 1))(P, X)
-    g_ew = jax.jit(jax.grad(loss(mb.elementwise_vmap), argnums=(0, 1)))(P, X)
+    g_ew = jax.jit(jax.grad(loss(elementwise_vmap), argnums=(0, 1)))(P, X)
     for a, b in zip(g_ew, g_ref):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
 
@@ -211,8 +208,8 @@ def test_elementwise_vmap_gradients_match_vmap():
 def test_fences_do_not_change_results():
     P = jnp.ones((4, 2))
     X = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
-    a = mb.elementwise_vmap(_mixed, fences=True)(P, X)
-    b = mb.elementwise_vmap(_mixed, fences=False)(P, X)
+    a = elementwise_vmap(_mixed, fences=True)(P, X)
+    b = elementwise_vmap(_mixed, fences=False)(P, X)
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
 
@@ -229,7 +226,7 @@ def test_fences_survive_shared_constant_arguments():
 
     P = jnp.array([1.1, 0.7])
     X = jnp.linspace(-1.0, 1.0, 12).reshape(4, 3)
-    count = lambda fences: jax.jit(lambda x: mb.elementwise_vmap(
+    count = lambda fences: jax.jit(lambda x: elementwise_vmap(
         f, in_axes=(None, 0), fences=fences)(P, x)).lower(X).compile().as_text().count(
         " conditional(")
     assert count(True) > count(False), (count(True), count(False))
@@ -238,11 +235,11 @@ def test_fences_survive_shared_constant_arguments():
 def test_unsupported_primitive_names_it():
     f = lambda x: jax.lax.while_loop(lambda c: c[0] < 10.0, lambda c: c * 2.0, x)
     with pytest.raises(NotImplementedError, match="while"):
-        mb.elementwise_vmap(f)(jnp.ones((3, 2)))
+        elementwise_vmap(f)(jnp.ones((3, 2)))
     with pytest.raises(ValueError, match="batch axes 0"):
-        mb.elementwise_vmap(lambda x: x, in_axes=1)(jnp.ones((3, 2)))
+        elementwise_vmap(lambda x: x, in_axes=1)(jnp.ones((3, 2)))
     with pytest.raises(ValueError, match="common batch size"):
-        mb.elementwise_vmap(lambda x, y: x + y)(jnp.ones((3, 2)), jnp.ones((4, 2)))
+        elementwise_vmap(lambda x, y: x + y)(jnp.ones((3, 2)), jnp.ones((4, 2)))
 
 
 def _compare(a, b, rtol, atol):
@@ -364,7 +361,7 @@ def test_large_program_is_refused_and_auto_takes_the_array_form(monkeypatch):
     from jaxmbs.experimental.elementwise import _interp
     monkeypatch.setattr(_interp, "MAX_OPS", 200)
     jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)
-    monkeypatch.setattr(S, "_WARNED", set())
+    monkeypatch.setattr(VEC, "_WARNED", set())
     monkeypatch.setattr(S, "_EW_REFUSED", {})
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
@@ -394,7 +391,7 @@ def test_unsupported_jax_warns_once_and_batch_vectorization_says_vmap(monkeypatc
     from jaxmbs.experimental import elementwise as E
     monkeypatch.setattr(E, "support", lambda: "the element-wise path does not support jax 9.9 (test)")
     jax.clear_caches()
-    monkeypatch.setattr(S, "_WARNED", set())
+    monkeypatch.setattr(VEC, "_WARNED", set())
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     assert mb.batch_vectorization(mech, B) == "vmap"
@@ -528,7 +525,7 @@ def test_fold_zeros_under_jit_warns_and_runs_unfolded():
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
-    S._WARNED.discard(S._TRACED_PARAMS)
+    VEC._WARNED.discard(S._TRACED_PARAMS)
     f = jax.jit(lambda p: mb.simulate_batch(mech, p, Q0, V0, (0.0, 0.02), 1e-3, params_axis=None,
                                             vectorize="elementwise", save_every=20).q)
     with pytest.warns(RuntimeWarning, match="fold_zeros"):
@@ -611,10 +608,10 @@ def test_sin_cos_is_decided_per_member():
     result bit-identical to the batch without it (993 angles, one poisoned)."""
     f = lambda t: jnp.stack([jnp.sin(t), jnp.cos(t), jnp.sin(2.0 * t)])
     x = np.random.default_rng(7).uniform(-20.0, 20.0, 993)
-    clean = np.asarray(jax.jit(mb.elementwise_vmap(f))(jnp.asarray(x)))
+    clean = np.asarray(jax.jit(elementwise_vmap(f))(jnp.asarray(x)))
     for bad in (np.nan, np.inf, 3e6):
         xb = np.insert(x, 500, bad)
-        got = np.asarray(jax.jit(mb.elementwise_vmap(f))(jnp.asarray(xb)))
+        got = np.asarray(jax.jit(elementwise_vmap(f))(jnp.asarray(xb)))
         np.testing.assert_array_equal(np.delete(got, 500, axis=0), clean, err_msg=str(bad))
         want = np.asarray(jax.vmap(f)(jnp.asarray(xb[500:501])))[0]
         np.testing.assert_array_equal(got[500], want)  # (NaN for inf / NaN; lax beyond 1e6)
@@ -669,7 +666,7 @@ def test_float64_sin_cos_within_one_ulp():
     """The vectorised sin / cos of the float64 path against NumPy's (correctly rounded
     libm): random angles up to the polynomial's range, and angles next to multiples of pi/2
     (where the reduction must keep the low bits)."""
-    from jaxmbs.elementwise import _SINCOS_MAX, _sincos_poly
+    from jaxmbs.experimental.elementwise._interp import _SINCOS_MAX, _sincos_poly
     rng = np.random.default_rng(3)
     k = np.arange(-600_000, 600_000, 7, dtype=float)
     for x in (rng.uniform(-4, 4, 100_000), rng.uniform(-_SINCOS_MAX, _SINCOS_MAX, 100_000),
@@ -685,7 +682,7 @@ def test_sin_cos_beyond_the_polynomial_range_use_lax():
     the others the polynomial (within 1 ulp); inf and NaN give NaN."""
     f = lambda t: jnp.stack([jnp.sin(t) * 2.0, jnp.cos(t) + 1.0, jnp.sin(t) * jnp.cos(t)])
     for x in (np.array([0.3, 2e6, -1.0, -7e7]), np.array([0.3, np.inf, np.nan]), np.linspace(-9, 9, 7)):
-        got = np.asarray(mb.elementwise_vmap(f)(jnp.asarray(x)))
+        got = np.asarray(elementwise_vmap(f)(jnp.asarray(x)))
         want = np.asarray(jax.vmap(f)(jnp.asarray(x)))
         big = np.abs(x) > 1e6
         np.testing.assert_array_equal(got[big], want[big])
@@ -694,7 +691,7 @@ def test_sin_cos_beyond_the_polynomial_range_use_lax():
         assert np.max(np.abs(got[ok] - want[ok])) <= 4e-16
     # float32 keeps lax.sin / lax.cos
     x32 = jnp.linspace(-3, 3, 5, dtype=jnp.float32)
-    np.testing.assert_array_equal(mb.elementwise_vmap(f)(x32), jax.vmap(f)(x32))
+    np.testing.assert_array_equal(elementwise_vmap(f)(x32), jax.vmap(f)(x32))
 
 
 SHARDED = """
@@ -956,7 +953,7 @@ def test_keep_loops_is_chosen_by_program_size():
         assert I._keeps_loops(big) == expect
     finally:
         _xla.KEEP_LOOPS_EQNS = old
-    f = mb.elementwise_vmap(lambda x: jnp.sin(x) * 2.0, keep_loops=True)
+    f = elementwise_vmap(lambda x: jnp.sin(x) * 2.0, keep_loops=True)
     np.testing.assert_allclose(f(jnp.linspace(0.0, 1.0, 4)), np.sin(np.linspace(0.0, 1.0, 4)) * 2.0)
     assert f.keeps_loops is True
 
@@ -1037,7 +1034,6 @@ def test_scalar_form_at_top_level_under_jit_and_under_grad():
     """A simulate_batch that takes the scalar batch-minor form gives the same results at top
     level and under an outer jit, and differentiates under grad (derivatives of the vmap
     path)."""
-    import jaxmbs.simulate as S
     mech, params, q0, v0 = double_pendulum()
     B = S.EW_MIN_BATCH
     Q0, V0 = jnp.tile(q0, (B, 1)), jnp.tile(v0, (B, 1))
@@ -1054,13 +1050,11 @@ def test_scalar_form_at_top_level_under_jit_and_under_grad():
     assert np.isfinite(float(g))
 
 
-def test_sin_cos_polynomial_is_written_once_per_site(monkeypatch):
+def test_sin_cos_polynomial_is_written_once_per_site():
     """float64 sin / cos of one batch vector write FDLIBM's polynomial once (a call before
     the conditional that mends angles beyond _SINCOS_MAX), not once in each of its branches
-    (`_interp.TRIG_POLY_CALL`; benchmarks/trig_call.py): counted by the reduction constant
-    2/pi in the lowered program."""
-    from jaxmbs.experimental.elementwise import _interp as I
-    f = mb.elementwise_vmap(lambda t: jnp.sin(t) * jnp.cos(t))
+    (2 copies): counted by the reduction constant 2/pi in the lowered program."""
+    f = elementwise_vmap(lambda t: jnp.sin(t) * jnp.cos(t))
     x = jnp.linspace(-3.0, 3.0, 16)
     const = "0.63661977236758138"
 
@@ -1069,6 +1063,4 @@ def test_sin_cos_polynomial_is_written_once_per_site(monkeypatch):
         return jax.jit(f).lower(x).as_text().count(const)
 
     assert copies() == 1
-    monkeypatch.setattr(I, "TRIG_POLY_CALL", False)
-    assert copies() == 2  # (the form before: the polynomial in both branches)
     np.testing.assert_allclose(jax.jit(f)(x), np.sin(x) * np.cos(x), rtol=0, atol=4e-16)

@@ -1,4 +1,4 @@
-"""Engine balance (jaxmbs.engines, examples/engine_balance.py): shaking forces and rocking
+"""Engine balance (jaxmbs.planar.engines, examples/engine_balance.py): shaking forces and rocking
 couples of crank trains by inverse dynamics, checked against
 
 * the exact Fourier coefficients of the slider-crank piston acceleration (NumPy FFT of the
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmbs import engines
+from jaxmbs.planar import engines
 
 SAMPLES = 36
 ORDERS = 6

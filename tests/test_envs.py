@@ -171,7 +171,7 @@ def test_acrobot_matches_book_equations():
 
 
 def _energy(env, p, st):
-    from jaxmbs.equations import energy_terms
+    from jaxmbs.core.equations import energy_terms
     T, V = energy_terms(env.mechanism, p.mech, st.q, st.v, st.t)
     return float(T + V)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import jaxmbs as mb
-from jaxmbs.equations import constraint_terms, generalized_forces, mass_matrix
+from jaxmbs.core.equations import constraint_terms, generalized_forces, mass_matrix
 from mechanisms import double_pendulum, kitchen_sink
 
 
@@ -62,7 +62,7 @@ def test_mass_matrix_inverse_and_apply():
 def test_small_mass_matrix_path_and_inverse_dense():
     # n <= MINV_MAX takes the dense element-wise M^-1 path; inverse_dense also checked on a
     # larger mechanism with particles, against NumPy's inverse of M.dense()
-    from jaxmbs._small import MINV_MAX
+    from jaxmbs.core._small import MINV_MAX
     mech, params, _, _ = double_pendulum()
     assert mech.n_coords <= MINV_MAX
     q, _, _ = _random_state(mech.n_coords, 5)
@@ -81,7 +81,7 @@ def test_small_mass_matrix_path_and_inverse_dense():
                                    ((3, 8), (8, 3)), ((5, 9), (9, 2)), ((12, 12), (12, 10)), ((0, 3), (3, 2))])
 def test_small_matmul_matches_matmul(sa, sb):
     # written-out products (short contracted axis, small output) and the jnp fallbacks
-    from jaxmbs._small import matmul
+    from jaxmbs.core._small import matmul
     rng = np.random.default_rng(2)
     a, b = rng.normal(size=sa), rng.normal(size=sb)
     ref = np.tensordot(a, b, axes=1) if len(sb) > 2 else a @ b

@@ -1340,7 +1340,7 @@ def test_cli_plot_draws_every_coordinate(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    from jaxmbs.io import load_model
+    from jaxmbs.io.files import load_model
     from jaxmbs.plot import plot_trajectory, select_coordinates
 
     mech = load_model(MODEL).build()[0]

@@ -32,6 +32,7 @@ import numpy as np
 import pytest
 
 import jaxmbs
+import jaxmbs.core.equations
 from jaxmbs.core import families as F
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -97,7 +98,7 @@ def test_node_torque_is_M_perp_rx_over_rx_squared_in_a_model():
     mech, p, q0, _ = m.build()
     q = q0 + jnp.asarray(np.random.default_rng(2).normal(size=q0.shape)) * 0.2
     z = jnp.zeros(mech.n_vel)
-    forces = jax.jit(lambda pp: jaxmbs.equations.generalized_forces(mech, pp, q, z, 0.0)[0])
+    forces = jax.jit(lambda pp: jaxmbs.core.equations.generalized_forces(mech, pp, q, z, 0.0)[0])
     Q = forces(p)
     Q0 = forces(mech.replace(p, {"M.torque": 0.0, "F.force": [0.0, 0.0]}))
     dQ = np.asarray(Q - Q0).reshape(3, 4)

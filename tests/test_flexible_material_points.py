@@ -23,8 +23,8 @@ import pytest
 
 import jaxmbs
 from jaxmbs.analysis import reactions
-from jaxmbs.dynamics import accelerations
-from jaxmbs.equations import constraint_terms, generalized_forces
+from jaxmbs.core.dynamics import accelerations
+from jaxmbs.core.equations import constraint_terms, generalized_forces
 
 
 @pytest.fixture(autouse=True)

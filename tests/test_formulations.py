@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 import jaxmbs as mb
+import jaxmbs.core.dynamics
 from jaxmbs import formulations as F
 from jaxmbs import status as st
-from jaxmbs.equations import constraint_terms, generalized_forces, mass_matrix
+from jaxmbs.core.equations import constraint_terms, generalized_forces, mass_matrix
 
 import problems17 as P
 
@@ -182,12 +183,12 @@ def test_singular_configuration_is_reported_by_simulate():
     for unroll in (False, True):
         y = (q0, v0, jnp.zeros((), q0.dtype))
         _, status = mb.RK4(unroll=unroll).step(
-            mb.dynamics.MechanismTerm(mech, params, lambda t: jnp.zeros((0,)), mb.SchurCholesky(),
+            jaxmbs.core.dynamics.MechanismTerm(mech, params, lambda t: jnp.zeros((0,)), mb.SchurCholesky(),
                                       mb.NoStabilization()), 0.0, y, 1e-3)
         assert int(status) & st.SINGULAR, (unroll, st.describe(status))
         y = (q0, jnp.zeros_like(v0), jnp.zeros((), q0.dtype))
         _, status = mb.RK4(unroll=unroll).step(
-            mb.dynamics.MechanismTerm(mech, params, lambda t: jnp.zeros((0,)), mb.SchurCholesky(),
+            jaxmbs.core.dynamics.MechanismTerm(mech, params, lambda t: jnp.zeros((0,)), mb.SchurCholesky(),
                                       mb.NoStabilization()), 0.0, y, 1e-3)
         assert int(status) == 0, (unroll, st.describe(status))
 
@@ -353,7 +354,7 @@ def test_partition_kept_and_rechosen():
     jac_b = jac.at[:, 0].set(0.0)
     assert not np.array_equal(np.asarray(sol.update_plan(bad, jac_b)), np.asarray(bad))
     y = (s0.q, s0.v, jnp.zeros(()))
-    from jaxmbs.dynamics import step
+    from jaxmbs.core.dynamics import step
     kw = dict(integrator=mb.RK4(), stabilizer=mb.NoStabilization())
     ya, state, sa = step(mech, params, 0.0, y, 1e-3, None, solver=sol, **kw)
     yb, _, sb = step(mech, params, 0.0, y, 1e-3, None, solver=REF, **kw)
@@ -372,7 +373,7 @@ def test_udwadia_kalaba_step_rank(bricard):
     the redundant direction dropped (agrees with the plain solve, which drops it by rtol).
     At a regular state of the four-bar the plan is full and the bound solve equals
     SchurCholesky to 1e-10. With step_rank=False it has no plan (no state between steps)."""
-    from jaxmbs.dynamics import has_plan, is_stateful
+    from jaxmbs.core.dynamics import has_plan, is_stateful
     sol = F.UdwadiaKalaba(step_rank=True)
     plain = F.UdwadiaKalaba(step_rank=False)
     assert has_plan(sol) and has_plan(F.UdwadiaKalaba()) and not has_plan(plain)

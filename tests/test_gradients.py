@@ -16,7 +16,7 @@ import pytest
 from jax.test_util import check_grads
 
 import jaxmbs as mb
-from jaxmbs.equations import MassMatrix
+from jaxmbs.core.equations import MassMatrix
 from mechanisms import double_pendulum, four_bar, four_bar_model, kitchen_sink, slider_crank
 
 MODES = ("fwd", "rev")

@@ -32,7 +32,7 @@ mujoco = pytest.importorskip("mujoco", reason="the MJCF / URDF importer needs th
                              "package (pip install 'jaxmbs[mujoco]')")
 
 import jaxmbs as mb  # noqa: E402
-from jaxmbs.importers import MujocoImportWarning, compare_with_mujoco, from_mjcf, from_urdf  # noqa: E402
+from jaxmbs.io import MujocoImportWarning, compare_with_mujoco, from_mjcf, from_urdf  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "examples" / "models"

@@ -69,7 +69,7 @@ def test_dopri_tolerance_proportionality(fourbar_state):
 def _rare_conds(jaxpr, inside_scan=False, out=None):
     """(rare conditionals outside any scan, rare conditionals inside a scan body) of a
     jaxpr: `lax.cond`s traced under `jaxmbs._rare.rare_cond` (the dropped-row check)."""
-    from jaxmbs._rare import RARE_SCOPE
+    from jaxmbs.core._rare import RARE_SCOPE
     from jaxmbs.experimental.elementwise._jaxpr import in_scope
     out = [0, 0] if out is None else out
     for e in jaxpr.eqns:
@@ -84,39 +84,27 @@ def _rare_conds(jaxpr, inside_scan=False, out=None):
 
 
 def test_rk4_first_stage_is_peeled_from_the_stage_loop():
-    """Rolled RK4 traced under integrators.peeled_first_stage() (simulate's batch-minor
-    loop) traces its first stage apart from the loop over the other three: the dropped-row
-    conditional is in the first stage only, where every stage holds one otherwise
-    (PEEL_FIRST_STAGE False, or outside that context); and the step and its Record are
-    those of the loop over all four stages. Double pendulum, Baumgarte, off its velocity
-    manifold."""
+    """Rolled RK4(peel_first_stage=True) (what the batch-minor loop runs) traces its first
+    stage apart from the loop over the other three: the dropped-row conditional is in the
+    first stage only, where every stage holds one with the default RK4(); and the step and
+    its Record are those of the loop over all four stages. Double pendulum, Baumgarte, off
+    its velocity manifold."""
     import jax
-    from jaxmbs import integrators as IG
-    from jaxmbs.dynamics import step
+    from jaxmbs.core.dynamics import step
     from mechanisms import double_pendulum
     mech, params, q0, v0 = double_pendulum()
     y = (q0 + 1e-3, v0 + 0.05, jnp.zeros(()))
-    kw = dict(integrator=mb.RK4(), stabilizer=mb.Baumgarte(10.0), solver=mb.SchurCholesky())
-
-    def one(yy):
-        with IG.peeled_first_stage():  # (as simulate's batch-minor loop traces its step)
-            return step(mech, params, 0.02, yy, 1e-3, None, record=True, **kw)
+    kw = dict(stabilizer=mb.Baumgarte(10.0), solver=mb.SchurCholesky())
 
     res, conds = {}, {}
     for peel in (True, False):
-        IG.PEEL_FIRST_STAGE = peel
-        jax.clear_caches()  # (the jitted pieces of the step were traced with the other form)
-        try:
-            conds[peel] = _rare_conds(jax.make_jaxpr(one)(y).jaxpr)
-            res[peel] = jax.jit(one)(y)
-        finally:
-            IG.PEEL_FIRST_STAGE = True
-            jax.clear_caches()
+        def one(yy, peel=peel):
+            return step(mech, params, 0.02, yy, 1e-3, None, record=True,
+                        integrator=mb.RK4(peel_first_stage=peel), **kw)
+        conds[peel] = _rare_conds(jax.make_jaxpr(one)(y).jaxpr)
+        res[peel] = jax.jit(one)(y)
     assert conds[True] == [1, 0], conds  # (first stage only)
     assert conds[False] == [0, 1], conds  # (in the loop: evaluated at every stage)
-    # (outside the context, the default for simulate and the other paths: one loop)
-    assert _rare_conds(jax.make_jaxpr(
-        lambda yy: step(mech, params, 0.02, yy, 1e-3, None, record=True, **kw))(y).jaxpr) == [0, 1]
     for a, b in zip(jax.tree_util.tree_leaves(res[True]), jax.tree_util.tree_leaves(res[False])):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     y1, _, status, rec = res[True]
@@ -136,7 +124,7 @@ def test_dop853_tableau_is_scipys_and_consistent():
     stages and weights B), independently transcribed, and passes the consistency checks
     (row sums equal the nodes, weights sum to 1)."""
     dop = pytest.importorskip("scipy.integrate._ivp.dop853_coefficients")
-    from jaxmbs import integrators as IG
+    from jaxmbs.integrators import runge_kutta as IG
     s = 12
     assert len(IG._DOP853_A) == len(IG._DOP853_B) == len(IG._DOP853_C) == s
     for i, row in enumerate(IG._DOP853_A):
@@ -162,7 +150,7 @@ def test_explicit_rk_refuses_a_bad_tableau():
 
 def _tableau(m):
     """(a rows, b, c) of RK4, DormandPrince8 or an ExplicitRK."""
-    from jaxmbs import integrators as IG
+    from jaxmbs.integrators import runge_kutta as IG
     if isinstance(m, mb.RK4):
         return ((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)), IG._RK4_B, IG._RK4_C
     if isinstance(m, mb.DormandPrince8):
@@ -172,18 +160,19 @@ def _tableau(m):
 
 @pytest.mark.parametrize("make,rtol,atol", [
     (mb.RK4, 1e-14, 1e-15), (mb.DormandPrince8, 1e-13, 1e-14),
-    (lambda unroll=False: mb.ExplicitRK(**KUTTA3, unroll=unroll), 1e-13, 1e-14)],
+    (lambda unroll=False, peel_first_stage=False: mb.ExplicitRK(
+        **KUTTA3, unroll=unroll, peel_first_stage=peel_first_stage), 1e-13, 1e-14)],
     ids=["rk4", "dop853", "kutta3"])
 def test_stage_loop_forms_match_the_general_tableau(make, rtol, atol):
     """Every form of the stage loop takes the step of `_rk_stages`'s indexed general form with
-    the full tableau: written out, rolled with the first stage peeled (the default under
-    `peeled_first_stage()`), rolled in full; for RK4 (its stages read the one before: the
+    the full tableau: written out, rolled with the first stage peeled
+    (`peel_first_stage=True`, what the batch-minor loop runs), rolled in full; for RK4 (its stages read the one before: the
     chain form, last stage and running sum carried), DOP853 (stages read up to 11 back) and
     Kutta's third order (2 back), both through the shift register. On a nonlinear,
     non-autonomous system in a (q, v, w) state. (DOP853's coefficients up to 43 in size
     carry the rounding of their sums to about 1e-14.)"""
     import jax
-    from jaxmbs import integrators as IG
+    from jaxmbs.integrators import runge_kutta as IG
 
     def f(t, y):
         q, v, w = y
@@ -196,14 +185,8 @@ def test_stage_loop_forms_match_the_general_tableau(make, rtol, atol):
         ks, s_ref = IG._rk_stages(IG._FnTerm(f), 0.4, y, h, A, c)
         ref = IG._combine(y, h, b, ks)
         for unroll, peel in ((True, True), (False, True), (False, False)):
-            IG.PEEL_FIRST_STAGE = peel
-            jax.clear_caches()
-            try:
-                with IG.peeled_first_stage():
-                    out, s = jax.jit(lambda yy: make(unroll=unroll).step(f, 0.4, yy, h))(y)
-            finally:
-                IG.PEEL_FIRST_STAGE = True
-                jax.clear_caches()
+            out, s = jax.jit(lambda yy: make(unroll=unroll, peel_first_stage=peel).step(
+                f, 0.4, yy, h))(y)
             for x, r in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(ref)):
                 np.testing.assert_allclose(np.asarray(x), np.asarray(r), rtol=rtol, atol=atol)
             assert int(s) == int(s_ref) == 0

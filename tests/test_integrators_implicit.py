@@ -10,10 +10,11 @@ import pytest
 
 import jaxmbs as mb
 from jaxmbs import formulations as F
-from jaxmbs import dynamics
+from jaxmbs.core import dynamics
 from jaxmbs import status as st
-from jaxmbs.equations import constraint_terms
-from jaxmbs.implicit import GeneralizedAlpha, HHTAlpha, Rattle, alpha_parameters, amplification_matrix
+from jaxmbs.core.equations import constraint_terms
+from jaxmbs.integrators import GeneralizedAlpha, HHTAlpha, Rattle
+from jaxmbs.integrators.generalized_alpha import alpha_parameters, amplification_matrix
 from mechanisms import double_pendulum, four_bar_moving
 
 import problems17 as P

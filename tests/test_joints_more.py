@@ -11,7 +11,7 @@ import pytest
 from scipy.integrate import quad, solve_ivp
 
 import jaxmbs as mb
-from jaxmbs.equations import constraint_terms
+from jaxmbs.core.equations import constraint_terms
 
 G = 9.81
 

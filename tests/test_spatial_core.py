@@ -71,7 +71,7 @@ def test_spatial_slider_crank_batch_minor_path_matches_vmap():
     import warnings
     sys.path.insert(0, str(ROOT / "examples"))
     ex = importlib.import_module("spatial_slider_crank")
-    S = importlib.import_module("jaxmbs.simulate")
+    S = importlib.import_module("jaxmbs.simulation")
     mech, params, q0, v0 = ex.build()
     assert (mech.n_coords, mech.n_vel) == (21, 18)
     s0 = ex.initial_state(mech, params, q0, v0)

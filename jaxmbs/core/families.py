@@ -210,7 +210,7 @@ class ConstraintFamily:
     def validate(self, p, xp=np):
         """Rules of parameters (see BodyFamily.validate); by default the field rules of
         `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
-        from ..checks import field_rule_masks
+        from .validate import field_rule_masks
         return field_rule_masks(p, self.fields, xp)
 
 
@@ -260,7 +260,7 @@ class ForceFamily:
         """Rules of parameters (see BodyFamily.validate); by default the field rules of
         `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
         velocity > 0, contact exponent >= 1)."""
-        from ..checks import field_rule_masks
+        from .validate import field_rule_masks
         return field_rule_masks(p, self.fields, xp)
 
 

@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..integrators import RK4
-from ..model import Model
-from ..stabilize import NoStabilization
-from .core import EnvState, MechanismEnv
+from ..integrators.runge_kutta import RK4
+from ..planar.builder import Model
+from ..core.stabilize import NoStabilization
+from .core import MechanismEnv
 from .spaces import Box, Discrete
 
 __all__ = ["CartPole", "CartPoleSwingUp", "Acrobot", "Pendulum", "FiveBarReach",

@@ -25,12 +25,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import status as st
-from .._tree import pytree_dataclass
-from ..dynamics import step as physics_step
-from ..equations import constraint_terms
-from ..integrators import RK4
-from ..saddle import SchurCholesky
-from ..stabilize import Projection
+from ..core._tree import pytree_dataclass
+from ..core.dynamics import step as physics_step
+from ..core.equations import constraint_terms
+from ..integrators.runge_kutta import RK4
+from ..formulations.schur import SchurCholesky
+from ..core.stabilize import Projection
 
 __all__ = ["Env", "EnvParams", "EnvState", "MechanismEnv"]
 

@@ -13,9 +13,9 @@ programs above a size or for calls too short to repay the longer compile
 from __future__ import annotations
 
 KEEP_LOOPS_EQNS = 8000  # member-program size (jaxpr equations, sub-jaxprs counted once) above
-# which `elementwise_vmap` keeps its loops (measured: docs/dev/performance.md#kept-loops)
+# which `elementwise_vmap` keeps its loops (measured: docs/dev/performance.md#keep-loops)
 KEEP_LOOPS_WORK = 6000  # member evaluations per device per member-program equation below which
-# a call keeps its loops whatever its size (measured: docs/dev/performance.md#kept-loops)
+# a call keeps its loops whatever its size (measured: docs/dev/performance.md#keep-loops)
 
 
 def keeps_loops(eqns: int, work: int | None = None) -> bool:

@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import builder as B
-from ..builder import GROUND, recorded
+from ..core import build as B
+from ..core.build import GROUND, recorded
 
 __all__ = ["BeamBuilder", "CableBuilder", "SECTION_KEYS"]
 
@@ -632,7 +632,7 @@ class BeamBuilder(_BeamMethods):
         repeated up to the widest beam of the block); an angle row reads its slider's."""
         import jax.numpy as jnp
 
-        from ..mechanism import FamilyBlock
+        from ..core.mechanism import FamilyBlock
 
         S = self._sliders
         nb = next(b for b in nblocks if b.kind == self._beam_families["node"])
@@ -720,7 +720,7 @@ class CableBuilder(_BeamMethods):
         leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi', '.length'). A particle has no
         orientation: refused. Reaction reported: force on the cable element (N) and its
         moment about the element's first node."""
-        from ..spatial.model import _perp_pair, _unit3
+        from ..spatial.builder import _perp_pair, _unit3
 
         owner, elem, x, L, t, s = self._beam_body(name, "beam-body weld", node, body, xi, at, point)
         self._oriented(owner, body)  # a particle: no axis to weld to

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import builder as B
-from ..builder import GROUND, recorded
+from ..core import build as B
+from ..core.build import GROUND, recorded
 
 
 class _Lazy:

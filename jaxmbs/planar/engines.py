@@ -61,7 +61,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..analysis import inverse_dynamics
-from ..model import Model
+from .builder import Model
 from ..profiles import constant_velocity
 
 __all__ = ["CrankTrain", "LAYOUTS", "piston_coefficients", "phasor_harmonics", "harmonics",

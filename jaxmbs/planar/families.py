@@ -153,7 +153,7 @@ class CamConstraint(PlanarConstraint):
     def reaction_extra(self, mech, params, q, lam, j, blk):
         """'normal_force' () N: the contact force body_i exerts on body_j along curve_i's
         right-hand unit normal (> 0 pushing); 'contact_point' (2,) m; 'normal' (2,)."""
-        from ..equations import ext_q, frame_states
+        from ..core.equations import ext_q, frame_states
 
         k = (j.rows[0] - blk.row0) // blk.rows_per
         Xi, _ = frame_states(mech, PLANAR, q, None, [j.frame_i])

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._small import MINV_MAX, matmul
+from ..core._small import MINV_MAX, matmul
 from .geometry import perp
 
 __all__ = ["MassMatrix"]

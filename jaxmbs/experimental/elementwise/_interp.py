@@ -42,7 +42,7 @@ from jax import lax
 
 from . import _jaxpr as J
 from . import _numpy_eval
-from ..._rare import RARE_SCOPE
+from ...core._rare import RARE_SCOPE
 
 __all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 
@@ -317,12 +317,6 @@ def _sincos(x):
     entry is that large (a batch-wide test, then a per-element choice)."""
     big = (jnp.abs(x) > _SINCOS_MAX) & jnp.isfinite(x)
 
-    if not TRIG_POLY_CALL:  # (the form before 2026-11-29: the polynomial in both branches)
-        def mixed_(y):
-            s, c = _sincos_poly(y)
-            return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
-        return tuple(lax.cond(jnp.any(big), mixed_, _sincos_poly, x))
-
     def mixed(y, s, c):
         return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
 
@@ -334,11 +328,8 @@ def _sincos(x):
 
 
 _sincos_poly_call = jax.jit(_sincos_poly)
-TRIG_POLY_CALL = True  # `_sincos`: the polynomial once, outside the rare-angle conditional
-# (False: inside both of its branches, for A/Bs; benchmarks/trig_call.py). Each float64
-# sin/cos site then writes the polynomial once instead of twice: the slider-crank's batch
-# program (RK4 + Projection) went from 9733 to 6671 StableHLO operations, run time unchanged
-# (results/trig_call_jax0.10.2.json)
+# (the polynomial once, outside the rare-angle conditional, not in both of its branches:
+# docs/dev/performance.md#trig-poly-call)
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:

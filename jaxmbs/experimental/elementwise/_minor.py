@@ -31,7 +31,7 @@ from jax import lax
 
 from . import _jaxpr as J
 from . import _numpy_eval
-from ..._rare import RARE_SCOPE
+from ...core._rare import RARE_SCOPE
 from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos, once_per_value
 
 __all__ = ["minor_vmap"]
@@ -128,7 +128,7 @@ class _Minor:
         env = dict(zip(jaxpr.constvars, consts))
         env.update(zip(jaxpr.invars, args))
         eqns = J.live_eqns(jaxpr)
-        shared = _shared_trig(eqns, env) if SHARE_TRIG else {}
+        shared = _shared_trig(eqns, env)
         done: dict = {}
         for eqn in eqns:
             site = shared.get(id(eqn))
@@ -465,7 +465,6 @@ class _Minor:
         return [_B(c) for c in c_fin] + [_B(y) for y in ys]
 
 
-SHARE_TRIG = True  # sin / cos of entries selected from one array written once (_shared_trig)
 # data movement whose entries come from one operand (or several, for concatenate), the
 # other operands (indices, starts) known at trace time
 _SELECTION = {"slice": (0,), "squeeze": (0,), "reshape": (0,), "expand_dims": (0,),
