@@ -2,7 +2,7 @@
 benchmarks/formulations.py): the step h and the stride between saved samples are traced,
 so one compilation serves every step size and run length of a (mechanism, integrator,
 stabiliser, solver, number of samples) combination, and the loop vmaps over states and
-parameters. It runs the same physics step as `jaxmbs.simulate` (`jaxmbs.dynamics.step`,
+parameters. It runs the same physics step as `jaxmbs.simulate` (`jaxmbs.core.dynamics.step`,
 the integrator's state kept between steps) without simulate's per-sample diagnostics
 (multipliers, energies), which the callers compute once per mechanism (`diagnostics`)."""
 from __future__ import annotations

@@ -9,7 +9,7 @@
                                           # time every row at batch 1024 over 20 steps (one run)
 
 Every row is one compiled program: `jax.jit(jax.vmap(...))` of the fixed-step loop of
-benchmarks/fixed_steps.py (the physics step `jaxmbs.simulate` runs, `jaxmbs.dynamics.step`,
+benchmarks/fixed_steps.py (the physics step `jaxmbs.simulate` runs, `jaxmbs.core.dynamics.step`,
 with the integrator's state kept between steps) over a batch of initial states, lowered and
 compiled ahead of time (compile time reported apart) and run once. Member 0 of the batch
 is the problem's nominal initial state; it gives the error at T against the problem's

@@ -287,7 +287,7 @@ def _check_energy_tol(energy_tol):
 
 def check_batch_inputs(mech, params, q0, v0, t_span, *, params_axis=0, state_axis=0,
                        t_offset=None, options=None, consistency=True):
-    """The checks of `simulate_batch` before anything is traced (issue 21): mech; params_axis
+    """The checks of `simulate_batch` before anything is traced: mech; params_axis
     (0, None, or a pytree prefix of params of 0 / None); q0, v0 of shapes (batch, n_coords),
     (batch, n_vel) (state_axis=0) or (n_coords,), (n_vel,) (None), real numbers; one batch
     size for the batched params leaves and the states (ValueError naming params / q0 and
@@ -427,13 +427,13 @@ def _controls_fn(ctrl_fn, ctrl_arr, n_steps, nu, dtype):
 
 
 def _fixed_step(mech, params, t0, u_at, *, dt, integrator, stabilizer, solver, record=False):
-    """one(carry, k) -> (carry, rec): step k of `jaxmbs.dynamics.step` (the physics step
+    """one(carry, k) -> (carry, rec): step k of `jaxmbs.core.dynamics.step` (the physics step
     shared with the environments) from carry (y, status) or (y, status, StepState); rec is
     the Record at the step's start state with record=True (`dynamics.records`), else None."""
 
     def one(carry, k):
         # carry (y, status), or (y, status, StepState) where the caller keeps the step
-        # state (integrator state, kept solver plan) between steps (issue 17)
+        # state (integrator state, kept solver plan) between steps
         y, status, *state = carry
         t = t0 + k * dt
         # (an array of controls is indexed by the step k: constant over the step)
@@ -471,7 +471,7 @@ def _diagnostics(mech, params, q0, v0, ys, t0, u_at, *, dt, n_save, save_every, 
                  recs=None):
     """The Trajectory of one member from its saved states ys = (qs, vs, ws) (n_save, ...)
     and, where the loop read them off its steps, the Records at the n_save + 1 save points
-    (recs, `jaxmbs.dynamics.Record` with a leading save-point axis); else they are solved
+    (recs, `jaxmbs.core.dynamics.Record` with a leading save-point axis); else they are solved
     for here."""
     dtype = q0.dtype
     qs = jnp.concatenate([q0[None], ys[0]])
@@ -534,7 +534,7 @@ def _simulate(mech, params, q0, v0, ctrl_arr, t0, *, dt, n_steps, save_every, in
         n_rej = jnp.zeros((), jnp.int32)
     else:
         opts = dict(integrator=integrator, stabilizer=stabilizer, solver=solver)
-        # step-size control separated from the stepping rule (issue 17): the integrator's
+        # step-size control separated from the stepping rule: the integrator's
         # controller object if it has one, else its own next_h
         controller = getattr(integrator, "controller", None)
         if controller is None:

@@ -12,7 +12,7 @@ ENERGY = 32  # energy balance violated: kinetic + potential - work changed by mo
 # energy_tol of the energy exchanged (an unstable or badly inaccurate integration)
 PARAMS = 64  # invalid parameters (traced input): a value not finite, a mass or inertia not
 # positive, a spatial inertia tensor not positive definite... (concrete input raises
-# ValueError instead; see jaxmbs.checks)
+# ValueError instead; see jaxmbs.core.validate)
 
 _NAMES = {SINGULAR: "singular saddle matrix", NEWTON_FAILED: "Newton not converged",
           NONFINITE: "non-finite state", MAX_STEPS: "step budget exhausted",

@@ -1,4 +1,4 @@
-"""The sparse Jacobian and the banded Schur path (`jaxmbs.banded`), against the dense
+"""The sparse Jacobian and the banded Schur path (`jaxmbs.formulations.banded`), against the dense
 Jacobian, the dense Schur complement and the dense KKT solve (DenseLU) as references."""
 import jax
 import jax.numpy as jnp

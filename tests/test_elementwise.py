@@ -180,7 +180,7 @@ def _sqrt_outside_conds(jaxpr):
 
 @pytest.mark.parametrize("form", ["elementwise", "minor"])
 def test_rare_branch_runs_only_when_a_member_takes_it(form):
-    """A conditional marked by `jaxmbs._rare.rare_cond` becomes ONE batch-wide conditional
+    """A conditional marked by `jaxmbs.core._rare.rare_cond` becomes ONE batch-wide conditional
     (its rare branch's arithmetic is not in the straight-line program: no sqrt outside a
     cond), and the results equal jax.vmap's whichever members take the rare branch: none,
     some, all."""
@@ -1009,7 +1009,7 @@ def test_keep_loops_above_sets_and_restores():
 def test_save_point_records_match_the_solve_at_the_save_points(monkeypatch):
     """The batch-minor loop reads each save point's multipliers, errors and energies off
     the next step's first stage, and steps once past the last save point for its own
-    (`jaxmbs.dynamics.Record`; the scalar form). Against the same loop that solves at the
+    (`jaxmbs.core.dynamics.Record`; the scalar form). Against the same loop that solves at the
     save points instead (an integrator without `records`: RK4 with it switched off), one
     save point every step and every 7 steps, per member controls (the extra step reads
     the last row): the Trajectories agree to round-off, status included."""

@@ -68,7 +68,7 @@ def test_dopri_tolerance_proportionality(fourbar_state):
 
 def _rare_conds(jaxpr, inside_scan=False, out=None):
     """(rare conditionals outside any scan, rare conditionals inside a scan body) of a
-    jaxpr: `lax.cond`s traced under `jaxmbs._rare.rare_cond` (the dropped-row check)."""
+    jaxpr: `lax.cond`s traced under `jaxmbs.core._rare.rare_cond` (the dropped-row check)."""
     from jaxmbs.core._rare import RARE_SCOPE
     from jaxmbs.experimental.elementwise._jaxpr import in_scope
     out = [0, 0] if out is None else out

@@ -1,4 +1,4 @@
-"""Integrators of issue 17 (jaxmbs.implicit): generalized-alpha / HHT-alpha for index-3
+"""Integrators of issue 17 (jaxmbs.integrators): generalized-alpha / HHT-alpha for index-3
 mechanisms (planar and Lie-group spatial), RATTLE, error control with a controller
 object, and derivatives through them."""
 import functools
@@ -38,7 +38,7 @@ def _reference(mech, params, q, v, T):
 @functools.partial(jax.jit, static_argnames=("mech", "integrator", "solver", "n_save"))
 def _run(mech, params, q, v, h, n, *, integrator, solver=mb.SchurCholesky(), n_save=1):
     """n steps of h (both traced: one compilation for every step size) of the physics step
-    `jaxmbs.dynamics.step` that simulate runs, with no stabilisation, keeping the state
+    `jaxmbs.core.dynamics.step` that simulate runs, with no stabilisation, keeping the state
     between steps. Returns (q after each of the first n_save steps (n_save, n_coords),
     final (q, v), status, max |Phi| over the steps)."""
     y = (q, v, jnp.zeros((), q.dtype))

@@ -113,30 +113,22 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
 
     vectorize: how the batch is vectorised; the results agree to round-off.
       "vmap": `jax.vmap` of `simulate` (batch-major arrays).
-      "elementwise": the batch-minor path, fixed-step integrators only. Every value of
-        one member's fixed step gets the batch as its last, contiguous axis: mechanisms of
-        up to EW_MAX_COORDS coordinates with a dense saddle solve are written out scalar by
-        scalar (`jaxmbs.experimental.elementwise.elementwise_vmap`: structural zeros folded away; refused above
-        `jaxmbs.experimental.elementwise.MAX_OPS` operations), larger ones and banded chains keep their
-        arrays (`jaxmbs.experimental.elementwise.minor_vmap`: the program does not grow
-        with the number of bodies); batches above EW_TILE_SCALAR (scalar form) or EW_TILE
-        (array form; EW_TILE_LARGE for members of more than EW_TILE_LARGE_ABOVE velocity
-        coordinates) members run tile by tile.
-        3-10x the vmap throughput on CPU (BENCHMARKS.md); a CPU path: on a GPU it ran 25x
-        slower than vmap (double pendulum, batch 65536, NVIDIA H200, jax 0.12.0.1), and
-        "auto" never takes it there. Raises NotImplementedError where
-        the program cannot be written (see `jaxmbs.experimental.elementwise.support()`).
+      "elementwise": the batch-minor CPU path (`jaxmbs.experimental.elementwise`),
+        fixed-step integrators only. Every value of one member's fixed step gets the batch
+        as its last, contiguous axis: small mechanisms with a dense saddle solve are written
+        out scalar by scalar (structural zeros folded away), larger ones and banded chains
+        keep their arrays (the program does not grow with the number of bodies); large
+        batches run tile by tile. 3-10x the vmap throughput on a CPU (docs: performance);
+        on a GPU it runs slower than vmap, and "auto" never takes it there. Raises
+        NotImplementedError where the program cannot be written
+        (`jaxmbs.experimental.elementwise.support()`).
       "auto" (default): "elementwise" on the CPU backend for fixed-step integrators and
-        batches of at least EW_MIN_BATCH members (per device when sharded), except for
-        mechanisms of more than EW_MAX_COORDS coordinates with a dense saddle solve
-        (measured slower in the array form than under vmap: the spatial slider-crank,
-        21 coordinates and 17 rows, 5.5e3 vs 2.3e4 member-steps/s, batch 256, one XLA
-        device, before EW_MAX_COORDS was raised to 24 and it took the scalar form, 2.4x
-        vmap); else "vmap" (`batch_vectorization` says which). When a mechanism qualifies but this jax's
-        jaxprs cannot be read (`jaxmbs.experimental.elementwise.support()`), auto runs
-        vmap and warns once, naming the reason; when only its scalar program cannot be
-        written (MAX_OPS, a primitive it cannot write out), auto runs the array form and
-        warns once, naming the reason.
+        batches of at least 8 members (per device when sharded), except for dense
+        mechanisms too large for the scalar form (their array form is slower than vmap);
+        else "vmap" (`batch_vectorization` says which). Where a mechanism qualifies but this
+        jax's jaxprs cannot be read, auto runs vmap and warns once, naming the reason; where
+        only its scalar program cannot be written, auto runs the array form and warns once.
+      Other strategies can be registered (`jaxmbs.batch.vectorize.register_strategy`).
     fold_zeros: on the scalar batch-minor form, the entries of params that are exactly zero
       (in every member, for batched leaves) are compiled into the program as constants, so
       that the arithmetic they annihilate is not written: a joint axis along a body axis,
@@ -144,19 +136,16 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
       traced: the program is compiled once per pattern of zero entries (and shapes,
       options), and a call whose params have another pattern compiles again. Results equal
       the unfolded program's to round-off; derivatives are those of the vmap path, as
-      always. Measured (same process, batch 4096, RK4, 2 cores, BENCHMARKS.md
-      `fold_zeros`): double pendulum 1.34-1.40x the steps/s, slider-crank 1.59-1.75x,
-      spatial slider-crank 1.88-1.93x (jax 0.12.0.1; its first compile 21 s against 28 s
-      with Projection). params
-      traced by an enclosing transformation (`jax.jit`, `jax.grad`) cannot be inspected:
-      nothing is folded then, and a warning says so once. False: never fold.
+      always (measured: docs/dev/performance.md#fold-zeros). params traced by an enclosing
+      transformation (`jax.jit`, `jax.grad`) cannot be inspected: nothing is folded then,
+      and a warning says so once. False: never fold.
     mesh: optional `jax.sharding.Mesh` with one axis (e.g. `jaxmbs.batch_mesh()`): the batch
       is split over its devices with `jax.shard_map`, each device simulating its slice
       (padded with copies of the last member up to a multiple of the device count; the
       padding is dropped from the result). On a multi-core CPU, XLA runs one program on
       little more than one core; splitting the host into one device per core
       (`XLA_FLAGS=--xla_force_host_platform_device_count=<cores>`, set before JAX starts)
-      and passing the mesh uses all of them (2 cores: 1.4-2.6x, BENCHMARKS.md).
+      and passing the mesh uses all of them (docs/dev/performance.md#one-device-per-core).
       None: one program (jit still partitions it by GSPMD when the inputs are sharded).
     check_initial (in kwargs, default True): with concrete inputs, ValueError naming the
       first member (with finite inputs) whose initial state violates the constraints by
@@ -174,7 +163,7 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
         raise ValueError(f"state_axis must be 0 or None, got {state_axis}")
     t_span = (float(t_span[0]), float(t_span[1]))
     dt = float(dt)
-    # (issue 21: shapes, batch sizes, options and initial consistency, before tracing)
+    # (shapes, batch sizes, options and initial consistency, before tracing)
     # (the initial consistency is judged from the run's first save point afterwards,
     # `_check_initial_records`: one compilation less on a first call, 0.4-0.5 s for the
     # slider-crank at batch 4096; DenseLU: before the run, whose LU would be singular with

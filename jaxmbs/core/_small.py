@@ -3,7 +3,7 @@
 Under `jax.vmap` over a large batch, XLA:CPU runs a `dot_general` of tiny operands
 (a (4, 6) @ (6, 4) per mechanism) as a batched matrix product whose inner loops are a few
 elements long, and a `reduce` over a minor axis of length 2 or 3 likewise: both were
-measured to take most of the step time (BENCHMARKS.md, profile). Written as a sum of
+measured to take most of the step time (docs/dev/performance.md#kernel-profile). Written as a sum of
 broadcast products over the contracted axis, the same arithmetic becomes element-wise
 over the batch, fuses with its neighbours and vectorises across mechanisms. Contracted
 axes longer than `UNROLL_MAX`, or products larger than `OUT_MAX` entries, keep

@@ -41,7 +41,7 @@ def accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     """Solve the saddle-point system at (q, v, t) with controls u (n_controls,).
 
     Sign convention: M vdot + jac^T lam = Q, so the constraint forces are -jac^T lam.
-    Concrete inputs are checked (`jaxmbs.checks`: ValueError naming the item); traced ones
+    Concrete inputs are checked (`jaxmbs.core.validate`: ValueError naming the item); traced ones
     get the shape checks, and non-finite results set status NONFINITE (a NaN parameter or
     state under jit / vmap).
     """
@@ -153,7 +153,7 @@ class MechanismTerm(NamedTuple):
         return self.mech.retract(q, dv)
 
     # --- the pieces of the equations, for integrators that work on the DAE itself
-    # (generalized-alpha, RATTLE: `jaxmbs.implicit`) rather than on vf -------------
+    # (generalized-alpha, RATTLE: `jaxmbs.integrators`) rather than on vf -------------
     def mass(self, q):
         """The mass operator M(q) (n_vel x n_vel; apply / solve / dense)."""
         return mass_matrix(self.mech, self.params, q)

@@ -154,7 +154,7 @@ def _velocity_terms(mech, params, q, v, t):
 def constraint_terms(mech: Mechanism, params: Params, q, v, t, sparse: bool = False) -> ConstraintTerms:
     """Phi, Phi_q T (dense, m x n_vel), Phi_t and gamma of all constraint rows at (q, v, t).
 
-    sparse=True returns the Jacobian as a `jaxmbs.banded.SparseJacobian` (per-row nonzero
+    sparse=True returns the Jacobian as a `jaxmbs.formulations.banded.SparseJacobian` (per-row nonzero
     blocks, no dense m x n array) for the mechanisms the sparse path covers (no user,
     velocity or cam rows), and the dense array otherwise. Solvers that use it say so
     (`solver.sparse`).
@@ -222,7 +222,7 @@ class BlockMass:
     inverse_dense / frame_inverse on its own size = k * nv entries), frame0 the frame
     index of its first instance. Velocity coordinates after the last part are massless
     (cam curve parameters): then M is singular, `solve` is not available and the saddle
-    solvers use an augmented M (`jaxmbs.saddle`).
+    solvers use an augmented M (`jaxmbs.formulations.schur`).
     """
 
     def __init__(self, parts, n, n_extra=0, dtype=None):

@@ -61,7 +61,7 @@ class FrameKind:
     # a kind that presents frames of other kinds (a joint between a rigid body and a beam
     # element): {other kind: per entry, (frame offset, entry of the other kind) or None
     # (the ground pattern)}; offset 1 is the next node of the same node block. No node
-    # family presents such a kind directly (see jaxmbs.mechanism._frame_tables).
+    # family presents such a kind directly (see jaxmbs.core.mechanism._frame_tables).
     views: dict = {}
     # the same for the velocity entries where they differ from `views` (a source kind with
     # wq != wv, e.g. a spatial rigid frame: 7 coordinates, 6 velocities); default: views
@@ -180,8 +180,8 @@ class BodyFamily:
         """Rules of parameters beyond finiteness (which the core checks):
         p {field: array (..., k, *field shape)} -> [(field, bad (..., k) bool,
         'must be ...')]; leading axes are batch axes. xp: numpy for concrete Params
-        (`jaxmbs.checks.check_params`: Mechanism.replace, simulate, assemble, ... raise
-        ValueError) or jax.numpy for traced ones (`jaxmbs.checks.params_status`: the PARAMS
+        (`jaxmbs.core.validate.check_params`: Mechanism.replace, simulate, assemble, ... raise
+        ValueError) or jax.numpy for traced ones (`jaxmbs.core.validate.params_status`: the PARAMS
         status flag of simulate)."""
         return []
 
@@ -209,7 +209,7 @@ class ConstraintFamily:
 
     def validate(self, p, xp=np):
         """Rules of parameters (see BodyFamily.validate); by default the field rules of
-        `jaxmbs.checks.FIELD_RULES` (e.g. radius > 0)."""
+        `jaxmbs.core.validate.FIELD_RULES` (e.g. radius > 0)."""
         from .validate import field_rule_masks
         return field_rule_masks(p, self.fields, xp)
 
@@ -258,7 +258,7 @@ class ForceFamily:
 
     def validate(self, p, xp=np):
         """Rules of parameters (see BodyFamily.validate); by default the field rules of
-        `jaxmbs.checks.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
+        `jaxmbs.core.validate.FIELD_RULES` (stiffness, damping, friction >= 0, radii and slip
         velocity > 0, contact exponent >= 1)."""
         from .validate import field_rule_masks
         return field_rule_masks(p, self.fields, xp)
@@ -353,7 +353,7 @@ register(ScalarNode())
 
 
 # names that used to live in core modules and moved into a dimension package (e.g. the
-# planar mass operator, once jaxmbs.equations.MassMatrix): registered by that package and
+# planar mass operator, once jaxmbs.core.equations.MassMatrix): registered by that package and
 # served by the core module's __getattr__, so old imports keep working
 LEGACY = {}
 

@@ -452,7 +452,7 @@ class Mechanism:
 
         Concrete values are checked (ValueError naming the key): real finite numbers (not
         bool or text) of the parameter's shape, obeying the family's rules (a mass > 0, a
-        spatial inertia tensor positive definite, ...; `jaxmbs.checks.check_params`).
+        spatial inertia tensor positive definite, ...; `jaxmbs.core.validate.check_params`).
         Traced values (under jit / vmap / grad) are not checked: a bad one shows as a
         status flag of the simulation. For one value per batch member, vmap this call:
         jax.vmap(lambda m: mech.replace(params, {"crank.mass": m}))(masses).

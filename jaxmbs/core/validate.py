@@ -1,4 +1,4 @@
-"""Validation of concrete inputs of the entry points (issue 21).
+"""Validation of concrete inputs of the entry points.
 
 Outside traced code bad input raises a ValueError that names the item and the fix
 (DESIGN.md principle 7); inside traced code (jit, vmap, grad) nothing here runs and a

@@ -61,7 +61,7 @@ class CartPole(MechanismEnv):
     # linear in q, which RK4 preserves exactly: no projection needed (drift is tested)
     stabilizer = NoStabilization()
     # the 4 RK stages traced separately: 1.2-1.3x more env-steps/s than the stage scan for
-    # this 6-coordinate mechanism, at a compile time of a few seconds (BENCHMARKS.md)
+    # this 6-coordinate mechanism, at a compile time of a few seconds
     integrator = RK4(unroll=True)
 
     def __init__(self, continuous=False, substeps=1, differentiable=False, **kw):

@@ -560,7 +560,7 @@ class FfrLoad(F.ForceFamily):
 F.register(FfrFrame())
 # the planar kind views an FFR body's reference frame (x, y, theta), so that every planar
 # joint, driver, spring, load and contact acts on a point fixed to the frame (the planar
-# package does not know this module; jaxmbs.mechanism._frame_tables reads views in a second
+# package does not know this module; jaxmbs.core.mechanism._frame_tables reads views in a second
 # pass, so the two kinds may view each other)
 _planar = F.frame_kind("planar")
 _planar.views = {**_planar.views, FFR2D: ((0, 0), (0, 1), (0, 2))}

@@ -234,7 +234,7 @@ def band_factor(B, tol, rhs=None):
     Returns R (m, w + 1) = [x, L_ii] per row, and dropped (m,) bool: rows whose pivot fell
     below tol * A_ii depend on the rows before them and are dropped (L_ii = +inf, so that
     `band_solve` gives them 0 and they do not enter the other rows; as
-    `jaxmbs.saddle.CholeskyFactor`).
+    `jaxmbs.formulations.schur.CholeskyFactor`).
 
     rhs (m,), optional: the forward substitution L y = rhs runs in the same scan (row i of
     y needs row i of L and the w values of y before it); returns (R, dropped, y, s) with y
@@ -410,7 +410,7 @@ def _schur_band_factor(M, jac: SparseJacobian, regularization, tol):
 
 def banded_projector(M, jac: SparseJacobian, regularization=0.0, tol=None):
     """correction(r) = -M^-1 Phi_q^T A^-1 r (n,) for r (m,), from one banded factor of
-    A = Phi_q M^-1 Phi_q^T (see `jaxmbs.saddle.SchurCholesky.projector`)."""
+    A = Phi_q M^-1 Phi_q^T (see `jaxmbs.formulations.schur.SchurCholesky.projector`)."""
     plan = jac.plan
     B, _, R, _ = _schur_band_factor(M, jac, regularization, tol)
 

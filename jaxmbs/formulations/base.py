@@ -23,7 +23,7 @@ def _status(bad):
 def _rank_tol(rtol, dtype):
     """Singular-value cutoff of a row-normalised Jacobian (each row scaled to unit length):
     rtol, or by default sqrt(schur_tol(dtype)) = eps^(1/4) (1.2e-4 in float64, 1.9e-2 in
-    float32), the dependency test of `jaxmbs.saddle.SchurCholesky` on the same scale.
+    float32), the dependency test of `jaxmbs.formulations.schur.SchurCholesky` on the same scale.
 
     SchurCholesky drops a row whose pivot, relative to its diagonal entry, is below
     schur_tol: the squared sine of the row's angle to the rows before it. For rows of

@@ -60,7 +60,7 @@ class CoordinatePartitioning:
     request, multipliers=True) lam from jac_d^T lam = (Q - M qdd)_d.
 
     solve() chooses the partition at every call. Kept between steps (`init_plan`,
-    `update_plan`, `bind`; `jaxmbs.dynamics.step` does this for simulate and the
+    `update_plan`, `bind`; `jaxmbs.core.dynamics.step` does this for simulate and the
     environments), the partition is re-chosen when max |jac_d^-1 jac_i| exceeds
     `threshold` (an ill-conditioned jac_d; the entries are ratios of velocity
     coordinates, m/rad for planar mechanisms) or jac_d is singular; within a step an
@@ -135,7 +135,7 @@ class BoundPartition:
     """CoordinatePartitioning with a kept partition `plan` ((n,) int32, traced): solve()
     uses it, and where it is ill-conditioned at the current Jacobian (growth above the
     threshold) chooses a fresh one for that evaluation (`lax.cond`: under vmap both
-    branches run). Not hashable: made inside traced code by `jaxmbs.dynamics.step`."""
+    branches run). Not hashable: made inside traced code by `jaxmbs.core.dynamics.step`."""
 
     banded = False
 

@@ -158,7 +158,8 @@ def _implicit_spd_solver(A, tol=None, unroll_max=12):
     A^-1 (db - dA x), and the transposed solve for reverse mode reuses the factor), so the
     factorisation itself is never differentiated. Exact to round-off, and reverse mode
     stores the factor (two arrays) instead of every intermediate of an unrolled
-    factorisation: about 4x less reverse-mode time for long rollouts (BENCHMARKS.md).
+    factorisation: about 4x less reverse-mode time for long rollouts
+    (docs/dev/performance.md#implicit-saddle-gradient).
     Rows of A that depend on earlier ones are dropped (`CholeskyFactor`): x is then the
     solution without them (0 in their entries).
     """
@@ -248,7 +249,7 @@ class SchurCholesky:
     """Eliminate qdd with the block-diagonal M^-1 and solve the Schur complement
     (Phi_q M^-1 Phi_q^T) lam = Phi_q M^-1 Q - gamma by Cholesky.
 
-    Redundant constraints are handled (the default since issue 21, as `assemble` does): a
+    Redundant constraints are handled (by default, as `assemble` does): a
     row of the Schur complement whose pivot falls below tol * A[j, j] (default tol =
     sqrt(machine epsilon), see `schur_tol`) depends on the rows before it and is dropped:
     its multiplier is 0 and
@@ -287,7 +288,7 @@ class SchurCholesky:
     banded=True, or by default (None: automatic) for mechanisms with at least 16 rows and
     a band narrower than a quarter of them, the Jacobian is kept sparse (never the dense
     m x n array), the Schur complement is assembled in band storage and factorised by a
-    banded Cholesky in a `lax.scan` over the rows (`jaxmbs.banded`): O(m w^2) work instead
+    banded Cholesky in a `lax.scan` over the rows (`jaxmbs.formulations.banded`): O(m w^2) work instead
     of O(m^3). False: always dense. Mechanisms with user, velocity or cam rows are always
     solved densely. Redundant rows are dropped on every path alike.
     """
@@ -370,7 +371,7 @@ def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol, check=True):
     `inconsistent`); QMQ = Q . M^-1 Q. Evaluated only when a row was dropped (`rare_cond`:
     a batch of mechanisms without redundant rows skips its arithmetic on the element-wise
     paths; measured on the double pendulum's RK4 step, a third of its CPU time)."""
-    def check(args):
+    def judge(args):
         A, lam, rhs, JMQ, gamma, QMQ, dropped = args
         Alam = matmul(A, lam)
         scale = row_scale(jnp.diagonal(A), QMQ, lam, Alam, JMQ, gamma)
@@ -380,7 +381,7 @@ def _check_dropped(A, lam, rhs, JMQ, gamma, QMQ, dropped, tol, check=True):
     if dropped is None:  # (a later stage of a step: check=False)
         return jnp.zeros((), bool)
     args = tuple(jax.lax.stop_gradient(x) for x in (A, lam, rhs, JMQ, gamma, QMQ)) + (dropped,)
-    return rare_cond(jnp.any(dropped), check, lambda args: jnp.zeros((), bool), args)
+    return rare_cond(jnp.any(dropped), judge, lambda args: jnp.zeros((), bool), args)
 
 
 def augmented_mass(M, jac, Q, gamma):

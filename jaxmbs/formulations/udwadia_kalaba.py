@@ -73,7 +73,7 @@ class UdwadiaKalaba:
     sqrt(rtol / 1.6e-2) s.
 
     step_rank=True (default) keeps the rank between steps (`init_plan` / `update_plan` / `bind`, as
-    CoordinatePartitioning keeps its partition; `jaxmbs.dynamics.step` does it): the number
+    CoordinatePartitioning keeps its partition; `jaxmbs.core.dynamics.step` does it): the number
     of singular values above sqrt(eps) (1.5e-8) of the row-normalised jac at each step's
     start, which is on the constraint manifold after projection or an index-3 integrator's
     Newton solve, so redundant rows show there as singular values at round-off. A stage then
@@ -127,7 +127,7 @@ def _uk_step_rtol(dtype):
 class _BoundUK:
     """UdwadiaKalaba with the rank `plan` ((), int32, traced) decided at the step's start:
     a stage keeps its `plan` largest singular values down to sqrt(eps), and any above
-    rtol. Not hashable: made inside traced code by `jaxmbs.dynamics.step`."""
+    rtol. Not hashable: made inside traced code by `jaxmbs.core.dynamics.step`."""
 
     banded = False
 

@@ -113,7 +113,7 @@ def _newton(f, x0, *, tol_fn, max_iter, modified, lstsq):
     k, x, done, _ = jax.lax.while_loop(cond, body, (jnp.zeros((), jnp.int32), x0,
                                                      jnp.zeros((), bool), A0))
     # aux as floats: custom_root differentiates its aux too, and bool/int aux have no
-    # (float0) tangent there in jax 0.10
+    # (float0) tangent there
     return x, (done.astype(x.dtype), k.astype(x.dtype))
 
 
@@ -291,7 +291,7 @@ class GeneralizedAlpha:
     @staticmethod
     def _power(term, t, q, v, lam):
         """Power (W) of non-conservative forces and of the constraint forces -jac^T lam
-        (drivers), as in `jaxmbs.dynamics.accelerations`."""
+        (drivers), as in `jaxmbs.core.dynamics.accelerations`."""
         from ..core.equations import generalized_forces
         P = generalized_forces(term.mech, term.params, q, v, t, term.u(t))[2]
         if lam.shape[0] == 0:

@@ -80,7 +80,7 @@ def _rk_chain(term, t, y, h, a, b, c, unroll=False, record=False, peel=False):
     paths (`jaxmbs.experimental.elementwise`) turn that indexing into selects on every entry
     of every stage: the double pendulum's batch program had 6798 StableHLO operations with
     it and has 4709 without (Projection; Baumgarte 4292 and 2136), and runs 1.07-1.21x faster
-    (`benchmarks/rk_chain.py`). a, b, c: (s,) NumPy constants, a[0] = 0.
+    (docs/dev/performance.md#rk-chain-form). a, b, c: (s,) NumPy constants, a[0] = 0.
 
     Rolled with peel=True (the integrators' `peel_first_stage`, which the batch-minor CPU
     path sets), the first stage is traced apart, before the loop over the others: it is
@@ -229,8 +229,8 @@ def _stage_loop(term, t, y, h, xs, acc, mem, status, rec=None, memory=_CHAIN):
     with weight b_i and pushed into the stage memory mem. With a fourth entry `first`
     ((s',) bool) in xs, the stage where it holds judges the solver's dropped rows, and with
     rec (a Record) also its Record replaces rec (a select: a batch-wide conditional,
-    `jaxmbs._rare.rare_cond`, ran the scalar batch-minor programs 0.90-0.92x as fast,
-    benchmarks/save_records.py). Without `first` no stage judges. Returns (acc, status, rec)."""
+    `jaxmbs.core._rare.rare_cond`, ran the scalar batch-minor programs 0.90-0.92x as fast:
+    docs/dev/performance.md#save-point-records). Without `first` no stage judges. Returns (acc, status, rec)."""
     def stage(carry, x):
         acc, mem, status, rec = carry
         row, bi, ci, *first = x
@@ -289,7 +289,7 @@ def _as_term(f):
 class _OneStep:
     """One-step methods carry no state between steps: `advance` is `step`. Those whose
     first evaluation is at (t, y) (`records`) take step(..., record=True) and then also
-    return the term's Record there (`jaxmbs.dynamics.Record`)."""
+    return the term's Record there (`jaxmbs.core.dynamics.Record`)."""
 
     records = False
 
@@ -369,7 +369,7 @@ class ExplicitRK(_OneStep):
     order (reported, not checked); peel_first_stage: as for `RK4`; unroll: trace the stages
     one by one (longer compile)
     instead of a `lax.scan` over them; rarely worth it for many stages: DormandPrince8
-    written out on the spatial slider-crank's batch (jax 0.12, batch 4096) exceeded the
+    written out on the spatial slider-crank's batch (batch 4096) exceeded the
     element-wise path's MAX_OPS, ran in the array form (with a warning) at 0.14x the
     rolled steps/s, and its first call took 100 s against 26 s. Rolled, stage i reads the
     stages before it from a shift register as long as the largest i - j of a nonzero
@@ -442,7 +442,7 @@ class DormandPrince8(_OneStep):
     per simulated second, where RK4 gives 4.5e-6 at h = 2.5 ms with 1600; a stage costs
     about 1.1x RK4's on the batch-minor path, which reads the earlier stages from a shift
     register: 1.35x the simulated seconds per second; at tighter accuracy the gap grows,
-    1.9x at 8e-8 rad; benchmarks/spatial_precision.py, jax 0.12, 2026-11-30). Like every
+    1.9x at 8e-8 rad; benchmarks/spatial_precision.py). Like every
     explicit method it is
     bounded by the fastest mode: stiff springs or contacts need h below their period.
     unroll, peel_first_stage: as for `RK4`.

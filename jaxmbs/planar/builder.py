@@ -719,7 +719,7 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         regularised F_t = -mu F_n tanh(v_t / slip_velocity) (slip_velocity in m/s) against
         the slip velocity v_t of the material points at the contact point.
         Params keys: '<name>.k', '.exponent', '.damping', '.mu', '.v_eps', '.radius',
-        '.point_i', '.point_j', '.normal'. Diagnostics: `jaxmbs.equations.force_outputs`.
+        '.point_i', '.point_j', '.normal'. Diagnostics: `jaxmbs.core.equations.force_outputs`.
         """
         owner = f"contact {name!r}"
         self._two(owner, body_i, body_j)

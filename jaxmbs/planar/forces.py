@@ -74,7 +74,7 @@ def applied_load(p, X, V, scale, local):
 # energy (J); P (k,) power (W) of the non-conservative part *plus* the explicit time
 # derivative dV/dt|_q of a time-dependent potential, so that d(T + V)/dt = sum P along a
 # solution (the bookkeeping `simulate` uses for its energy check); info: dict of (k,)
-# arrays reported by `jaxmbs.equations.force_outputs` (e.g. contact normal force).
+# arrays reported by `jaxmbs.core.equations.force_outputs` (e.g. contact normal force).
 # ----------------------------------------------------------------------------------------
 
 class ForceArgs(NamedTuple):

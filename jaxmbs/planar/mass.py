@@ -4,7 +4,7 @@ Body b's 3x3 block in reference-point coordinates (x, y, theta) is
 [[m I, m perp(c)], [m perp(c)^T, J + m |c|^2]] with c = A s_G the global CG offset and J
 the inertia about the CG; a particle's block is m I. `MassMatrix` applies, inverts (in
 closed form per block) and assembles it; the planar body families use it as their part
-of the mechanism's mass operator (`jaxmbs.equations.BlockMass`).
+of the mechanism's mass operator (`jaxmbs.core.equations.BlockMass`).
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class MassMatrix(NamedTuple):
     mp: jax.Array  # (np,)
     # (e,) zeros: the extra coordinates (cam curve parameters) carry no mass, so M is then
     # singular: `solve` is not available and the saddle solvers use an augmented M
-    # (`jaxmbs.saddle`); None (the default) when there are none
+    # (`jaxmbs.formulations.schur`); None (the default) when there are none
     me: jax.Array = None
 
     @property

@@ -20,8 +20,8 @@ def keep_loops_above(eqns: int | None) -> int | None:
     (`jaxmbs.experimental.xla_cpu`); None: never. Returns the previous setting.
 
     Kept loops compile several times faster and run a little slower (spatial slider-crank,
-    jaxlib 0.12.0.1, 2 cores, Projection: 28 s against 212 s to compile, 0.87-0.93x the
-    steps/s; BENCHMARKS.md). The default, 8000, keeps the loops of the spatial slider-crank
+    Projection: 28 s against 212 s to compile, 0.87-0.93x the steps/s;
+    docs/dev/performance.md#keep-loops). The default, 8000, keeps the loops of the spatial slider-crank
     in every call. Smaller programs also keep them in calls too short to pay for the hoisted
     form's compile (`xla_cpu.KEEP_LOOPS_WORK`); None switches both rules off. It
     applies to programs traced after the call: a

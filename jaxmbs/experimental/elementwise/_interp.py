@@ -3,7 +3,8 @@
 `jax.vmap` keeps every array of a mechanism (a 2-vector, a 3x3 block, a 4x6 Jacobian) as
 one array with the batch axis in front. For a small mechanism, XLA:CPU then spends most
 of a step moving those tiny trailing axes around: transposes, concatenates and short
-reductions took 63 % of the double pendulum's kernel time (BENCHMARKS.md, profile).
+reductions took 63 % of the double pendulum's kernel time
+(docs/dev/performance.md#kernel-profile).
 
 `elementwise_vmap(f)` vectorises the other way. It traces `f` for ONE batch member into
 a jaxpr, then evaluates that jaxpr with every array written out as a NumPy object array
@@ -256,7 +257,7 @@ def _fold(ctx, prim, elems, params, out_dtype):
 # __kernel_sin / __kernel_cos on [-pi/4, pi/4]. Measured against NumPy: within 1 ulp of
 # the correctly rounded value for |x| <= _SINCOS_MAX, also next to multiples of pi/2
 # (tests/test_elementwise.py); larger finite angles take lax.sin / lax.cos, element by
-# element (issue 21: one NaN member used to switch the whole batch to lax.sin).
+# element (one NaN member must not switch the whole batch to lax.sin).
 _SINCOS_MAX = 1e6
 _INV_PIO2 = 6.36619772367581382433e-01
 _PIO2 = ((1.57079632673412561417e+00, 6.07710050650619224932e-11),  # (piece, tail) x 3
@@ -673,7 +674,7 @@ class _Interp:
         return outs
 
     def rare_cond(self, eqn, i, branches, ops):
-        """A conditional marked by `jaxmbs._rare.rare_cond` (branch 1 rarely taken): one
+        """A conditional marked by `jaxmbs.core._rare.rare_cond` (branch 1 rarely taken): one
         batch-wide `lax.cond`: branch 0 alone when no member takes branch 1, both and a
         per-member select otherwise. Its operands are the traced entries of `ops` and i."""
         ctx = self.ctx

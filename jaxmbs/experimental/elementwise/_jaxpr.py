@@ -12,7 +12,7 @@ What was read where (from JAX's own sources):
   * scan, jax <= 0.10: params num_consts, num_carry; jax >= 0.11: `ft_in`, a FlatTree
     (or a tuple of pytrees) of (consts, carry, xs) whose parts' lengths are the counts.
   * cond: operand 0 is the branch index, params["branches"] the closed branch jaxprs;
-    a conditional marked by `jaxmbs._rare.rare_cond` carries its name scope in
+    a conditional marked by `jaxmbs.core._rare.rare_cond` carries its name scope in
     eqn.source_info.name_stack.
   * custom_linear_solve: params const_lengths (matvec, vecmat, solve, transpose_solve)
     and jaxprs (same fields); operands are those constants in that order, then b.

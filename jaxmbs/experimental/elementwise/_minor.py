@@ -416,7 +416,7 @@ class _Minor:
             flat = lax.switch(lax.convert_element_type(index, np.int32), fns, *vals)
             return [_B(o) for o in flat]
         if len(branches) == 2 and J.in_scope(eqn, RARE_SCOPE):
-            # (see jaxmbs._rare: branch 1 alone is rarely taken; one batch-wide conditional)
+            # (see jaxmbs.core._rare: branch 1 alone is rarely taken; one batch-wide conditional)
             flags = [_is_b(o) for o in ops]
 
             def fn(which):
@@ -499,7 +499,7 @@ def _shared_trig(eqns, env):
     distinct angles, each a ~40-operation polynomial per entry (`_sincos`). XLA merges
     identical expressions only. Written once per root and gathered: chains of 8 to 64
     bodies, RK4, 1.12-1.22x the steps/s with Projection, 1.04-1.10x with Baumgarte, the
-    same results (benchmarks/share_trig.py, jax 0.10.2).
+    same results (docs/dev/performance.md#shared-trig).
 
     The selections are evaluated on arrays of entry ids (`_numpy_eval`, float64 ids: exact
     below 2**53); a site whose selection cannot be evaluated at trace time keeps its own

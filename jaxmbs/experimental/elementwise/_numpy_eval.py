@@ -12,8 +12,8 @@ interpreter's entry ids were the last 14 of the double pendulum's 18 compilation
 time, 0.7 s; sin, cos, float sums and dot products stay with XLA: their rounding is XLA's,
 except where the result is exact whatever the rounding: sin and cos of exact zeros, sums
 and dot products of +0 entries, the folded constants of parameters that are zero: the
-slider-crank's last small compilations at trace time, its first call 0.2 s shorter,
-benchmarks/first_call.py.)
+slider-crank's last small compilations at trace time, its first call 0.2 s shorter:
+docs/dev/performance.md#numpy-zero-folds.)
 
 Reading a primitive's parameters is jaxpr layout too: `evaluate` returns None (and the
 caller binds the primitive through JAX instead) for anything it does not recognise, and

@@ -24,15 +24,10 @@ from ...simulation import (ENERGY_TOL, _check_energy_tol, _controls_fn, _diagnos
 from .. import xla_cpu
 from .. import elementwise as E  # (looked up at call time: tests replace E.support)
 
-EW_MAX_COORDS = 24  # the batch-minor path writes mechanisms of up to this
-# many coordinates (and a dense saddle solve) out scalar by scalar, larger ones keep their
-# arrays (_ew_form). 24 since the scalar form writes
-# the whole Cholesky factor out (_scalar_solver): with
-# the column-by-column factor and LAPACK triangular solves of rows above the solver's
-# unroll_max, the spatial slider-crank (21 coordinates, 17 rows) ran 22 us per member-step
-# in the scalar form, 7 us written out, against ~50 us under vmap (batch 512, loaded 2-core box)
-EW_MIN_BATCH = 8  # auto: element-wise from this batch size (double pendulum, element-wise over
-# vmap throughput, 2-core CPU: 0.33x at batch 1, 2.3x at 16, 4.6x at 64; slider-crank 0.56x, 2.1x, 4.7x)
+EW_MAX_COORDS = 24  # dense mechanisms of up to this many coordinates are written out scalar by
+# scalar, larger ones keep their arrays (measured: docs/dev/performance.md#scalar-max-coords)
+EW_MIN_BATCH = 8  # "auto" takes the batch-minor path from this many members per device
+# (measured: docs/dev/performance.md#batch-minor-vs-vmap)
 
 _EW_REFUSED: dict = {}  # (mech, options) -> why the scalar element-wise program could not be
 
@@ -97,7 +92,7 @@ def _warn_traced_params():
             "jaxmbs.simulate_batch: params are traced here (called inside jax.jit, jax.grad or "
             "another transformation), so their zero entries cannot be read and compiled in "
             "(fold_zeros): the scalar batch-minor program does the arithmetic they annihilate, "
-            "and runs slower (spatial slider-crank: 1/1.7 of the steps/s, BENCHMARKS.md). Call "
+            "and runs slower (spatial slider-crank: 1/1.7 of the steps/s). Call "
             "simulate_batch outside the transformation for the folded program, or pass "
             "fold_zeros=False to silence this. Shown once.", stacklevel=6)
 
@@ -132,7 +127,7 @@ def _simulate_batch_elementwise(mech, params, q0, v0, ctrl_arr, t_span, dt, para
                                 stabilizer=Projection(), solver=SchurCholesky(), controls=None,
                                 save_every=1, drift_tol=1e-6, check_initial=True,
                                 initial_tol=1e-6, checkpoint=False,
-                                energy_tol=ENERGY_TOL, form=None, zeros=None):  # (issue 21: energy_tol passed on)
+                                energy_tol=ENERGY_TOL, form=None, zeros=None):
     del check_initial, initial_tol  # (simulate under vmap does not check traced inputs either)
     t0, _, dt, n_steps = _time_grid(t_span, dt, save_every)
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
@@ -181,29 +176,12 @@ def _scalar_solver(solver, mech):
     return solver
 
 
-EW_TILE = 128  # members simulated together on the batch-minor array form (the rest in
-# turn): a tile's arrays stay in cache between the kernels of a step. Measured 2026-11-28
-# (benchmarks/ew_tile.py, results/ew_tile_jax*.json: RK4, float64, batch over 2 devices,
-# steps/s at 128 over steps/s at 256, Projection / Baumgarte): chain8 1.04 / 0.93 (jax
-# 0.10.2) and 0.99 / 1.22 (0.12), chain16 1.11 / 1.27 and 1.12 / 1.11, chain32 1.03 / 1.06
-# and 1.12 / 1.21, chain64 1.24 / 1.49 and 1.32 / 1.51 (was 256, from chain8 alone: 2.9 us per
-# member-step at 128 members, 3.2 at 256, 4.7 at 512, 6.9 at 2048, loaded 2-core box).
+# Members simulated together (the rest in turn): a tile's arrays stay in cache between the
+# kernels of a step (measured: docs/dev/performance.md#tile-size).
+EW_TILE = 128  # the array form's tile
 EW_TILE_LARGE = 64  # the array form's tile for members of more than EW_TILE_LARGE_ABOVE
-EW_TILE_LARGE_ABOVE = 64  # velocity coordinates: their arrays are larger, and half the
-# members keep a tile's working set in cache. Measured 2026-11-30 (benchmarks/ew_tile.py
-# --tiles 128 64, results/ew_tile64_jax*.json: RK4, 100 steps, batch over 2 devices, same
-# process, alternating, identical results; steps/s at 64 over 128, Projection / Baumgarte):
-# jax 0.10.2 chain8 (24 coordinates) 0.90 / 0.87, chain16 (48) 0.96 / 0.96, chain32 (96)
-# 1.08 / 1.10, chain64 (192) 1.13 / 1.17, compile +0.1-0.4 s; jax 0.12.0.1 0.89 / 0.90,
-# 0.95 / 0.95, 1.12 / 1.18, 1.24 / 1.26, compile +0.7-1.2 s (chain64: 3.4 -> 4.6 s).
-# (32 members on chain64, an earlier A/B on 0.10.2: 1.04x.)
-EW_TILE_SCALAR = 1024  # the same for the scalar form, whose programs have several hundred
-# kernels per step: each kernel's fixed cost is paid once per tile, and at 256 members it
-# dominated. Measured 2026-11-27 (batch 2048, one device, RK4 + Projection, process time per
-# member-step, float64 / float32, loaded): double pendulum 975 / 629 ns at 256, 678 / 408 at
-# 1024, 593 / 351 untiled; slider-crank 1596 / 1204, 1251 / 770, 1248 / 747; four-bar
-# 2538 / 1744, 1616 / 1042, 1905 / 1190. (At 256 the float32 programs were hardly faster
-# than float64: the kernels' fixed cost, not their arithmetic.)
+EW_TILE_LARGE_ABOVE = 64  # velocity coordinates (larger arrays: half the members fit)
+EW_TILE_SCALAR = 1024  # the scalar form's tile (its kernels' fixed cost paid once per tile)
 
 
 def _ew_tile(mech, scalar: bool) -> int:
@@ -221,12 +199,12 @@ def _ew_tile(mech, scalar: bool) -> int:
 
 def _save_point_records(mech, params, q0, v0, ys, t0, *, params_axis, dt, n_save, save_every,
                         solver, stabilizer, n_steps):
-    """The Records at the n_save + 1 save points of a batch (`jaxmbs.dynamics.Record`,
+    """The Records at the n_save + 1 save points of a batch (`jaxmbs.core.dynamics.Record`,
     fields (batch, n_save + 1, ...); ys = (qs, vs, ws) (batch, n_save, ...) the saved
     states after q0, v0 (batch, ...)), every (member, save point) pair one member of one
     batch-minor array program (`minor_vmap`): the array form's save-point diagnostics,
-    which the vmap path solves several times slower (chain16, 10-step calls, jax 0.10.2:
-    16 % of the call)."""
+    which the vmap path solves several times slower
+    (docs/dev/performance.md#array-form-records)."""
     dtype = q0.dtype
     batch = q0.shape[0]
     S = n_save + 1
@@ -272,8 +250,8 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
         zeros = None  # (the array form keeps arrays: nothing to fold)
 
     # Records read off the steps on the scalar form only: on the array form (the banded
-    # chains) they cost more run time than they save compile time (chain16, jax 0.10.2:
-    # compile 7.5 -> 6.1 s, steps/s 0.89-0.97x; benchmarks/save_records.py)
+    # chains) they cost more run time than they save compile time
+    # (docs/dev/performance.md#save-point-records)
     rec_on = records(integrator) and vectorise is E.elementwise_vmap
     # (rolled Runge-Kutta steps trace their first stage apart from the loop over the others
     # here: docs/dev/performance.md#peel-first-stage)
@@ -320,7 +298,7 @@ def _simulate_ew(mech, params, q0, v0, ctrl_arr, t0, *, params_axis, dt, n_steps
             # The Record at a save point comes from the next step's first stage, which is
             # evaluated there: interval c records its first step's, and one more interval
             # of a single step (its result dropped) records the last save point's. No
-            # second program solves at the save points (their compile time: issue 16).
+            # second program solves at the save points (their compile time).
             rec0 = tuple(record_zeros(mech, dtype, m))
 
             def interval(carry, c):
