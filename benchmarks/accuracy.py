@@ -64,14 +64,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 for sub in ("examples", "tests"):
     sys.path.insert(0, os.path.join(ROOT, sub))
 
-import jaxmbs as mb  # noqa: E402
+import andrews_squeezer  # noqa: E402
+import car_axis  # noqa: E402
+import n_four_bar  # noqa: E402
 from reference import andrews as ref_andrews  # noqa: E402
 from reference import car_axis as ref_car  # noqa: E402
 from reference import closed_forms as cf  # noqa: E402
 
-import andrews_squeezer  # noqa: E402
-import car_axis  # noqa: E402
-import n_four_bar  # noqa: E402
+import jaxmbs as mb  # noqa: E402
 
 
 def _f(x):
@@ -103,7 +103,7 @@ def machine_info():
         "device": str(jax.devices()[0]),
         "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
         "loadavg_start": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
     }
 
 
@@ -394,6 +394,7 @@ def _spatial_imports():
 def spatial_slider_crank():
     ref = _spatial_imports()
     import spatial_slider_crank as ex
+
     from jaxmbs.spatial.geometry import mv, quat_to_R
     t0 = time.perf_counter()
     mech, params, traj, _ = ex.run(5.0, 2.5e-4)

@@ -40,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
 import ffr_slider_crank as FFR  # noqa: E402
 import flexible_slider_crank as FSC  # noqa: E402
+
 import jaxmbs  # noqa: E402
 
 
@@ -56,7 +57,7 @@ def machine():
     return {"cpu": cpu, "cores": os.cpu_count(), "jax": jax.__version__,
             "device": str(jax.devices()[0]), "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
             "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
 def _timed(fn):

@@ -45,10 +45,11 @@ for _p in (ROOT, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests"),
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import jaxmbs  # noqa: E402
 import md_sections  # noqa: E402
 from elastica import beta_L, elastica_tip  # noqa: E402
 from timoshenko import timoshenko_cantilever_omegas  # noqa: E402
+
+import jaxmbs  # noqa: E402
 
 BEGIN, END = md_sections.SECTIONS[1]
 JSON_PATH = os.path.join(ROOT, "benchmarks", "results", "flexible_validation.json")
@@ -442,6 +443,7 @@ def ffr_cantilever():
     rotation under a small dead tip load (Craig-Bampton, 4 modes) against P L^3 / 3 EI and
     P L^2 / 2 EI (tests/test_ffr.py)."""
     import test_ffr as T
+
     from jaxmbs.flexible import ffr
 
     rel = {}
@@ -505,6 +507,7 @@ def ffr_spin_up():
     the first bending frequency (3.80 rad/s), so the tip deflection must diverge after the
     spin-up (the known failure of the linear model that the ANCF row does not show)."""
     import spin_up as SU
+
     from jaxmbs.flexible import ffr
 
     m = jaxmbs.Model(gravity=(0.0, 0.0))
@@ -518,7 +521,6 @@ def ffr_spin_up():
     i = mech.coordinate_index("beam.eta1")
     t = np.asarray(tr.t)
     w = np.asarray(tr.q[:, i: i + 4]) @ (N[0, 1] @ d["Phi"])
-    status = np.asarray(tr.status)
     good = np.isfinite(w)
     spin = t <= SU.T_S
     peak_spin = float(np.min(w[spin & good]))
@@ -628,7 +630,7 @@ def main(argv=None):
         res = {"rows": {}}
     if not a.no_run:
         res.update(machine=machine(), load=f"{os.getloadavg()[0]:.1f}",
-                   date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
+                   date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"))
         for key in a.only or list(CASES):
             t0 = time.perf_counter()
             try:

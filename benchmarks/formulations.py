@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -50,12 +49,13 @@ for _p in (ROOT, os.path.join(ROOT, "examples"), os.path.join(ROOT, "tests"), os
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
+import md_sections  # noqa: E402
+from fixed_steps import diagnostics, run_fixed_unjitted  # noqa: E402
+
 import jaxmbs as mb  # noqa: E402
 from jaxmbs import status as st  # noqa: E402
 from jaxmbs.formulations import FORMULATIONS  # noqa: E402
 from jaxmbs.simulation import ENERGY_TOL, energy_balance_error  # noqa: E402
-from fixed_steps import diagnostics, run_fixed_unjitted  # noqa: E402
-import md_sections  # noqa: E402
 
 BEGIN, END = md_sections.SECTIONS[0]
 SOLVERS = ("schur", "nullspace", "partition", "udwadia_kalaba", "augmented_lagrangian")
@@ -131,6 +131,7 @@ def bricard_problem():
 def spatial_slider_crank_problem():
     import spatial_slider_crank as ex
     from reference import spatial as R
+
     from jaxmbs.spatial.geometry import quat_to_R
     mech, params, q0, v0 = ex.build()
     s0 = ex.initial_state(mech, params, q0, v0)
@@ -325,7 +326,7 @@ def markdown(res):
               f"compilation not counted), all rows in one run ({timing['date']}, {timing['machine']}, "
               "nothing else running on the machine); the us/step column beside it is that of the row's "
               "own run at the batch the problem states.", ""]
-    for key, p in res["problems"].items():
+    for _key, p in res["problems"].items():
         a, b = p.get("perturb", (1e-2, 5e-2))
         t_head, t_rule = (f" us/step, batch {timing['batch']} |", "---|") if timing else ("", "")
         L += [f"**{p['name']}** (dt {p['dt']:g} s, {p['steps']} steps, batch {p['batch']}, perturbation a = {a:g}, "

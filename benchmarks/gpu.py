@@ -28,7 +28,6 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "baselines"))
 
 import numpy as np  # noqa: E402
-
 import throughput as T  # noqa: E402
 
 

@@ -30,9 +30,9 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+import spatial_slider_crank as ex  # noqa: E402
 
 import jaxmbs as mb  # noqa: E402
-import spatial_slider_crank as ex  # noqa: E402
 from jaxmbs.spatial.geometry import mv, quat_to_R  # noqa: E402
 
 

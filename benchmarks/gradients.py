@@ -28,8 +28,8 @@ import argparse
 import json
 import os
 import platform
-import sys
 import statistics
+import sys
 import time
 
 import jax

@@ -19,9 +19,10 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-import jaxmbs as mb  # noqa: E402
 from mechanisms import double_pendulum  # noqa: E402
 from problems17 import energy_trend  # noqa: E402
+
+import jaxmbs as mb  # noqa: E402
 
 
 def run(steps, dt=1e-3, every=100):

@@ -40,8 +40,9 @@ def _worker_setup(batch, stabilizer):
     jax.config.update("jax_enable_x64", True)
     import numpy as np
     sys.path.insert(0, os.path.join(ROOT, "examples"))
-    import jaxmbs as mb
     import spatial_slider_crank as ex
+
+    import jaxmbs as mb
 
     stab = mb.Projection() if stabilizer == "Projection()" else mb.Baumgarte(10.0)
     mech, params, q0, v0 = ex.build()

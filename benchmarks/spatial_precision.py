@@ -65,9 +65,10 @@ def _planar_setup(batch, stabilizer):
     os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={os.cpu_count()}"
     import jax
     jax.config.update("jax_enable_x64", True)
-    import numpy as np
-    import jaxmbs as mb
     import jaxmbs_models as JM
+    import numpy as np
+
+    import jaxmbs as mb
 
     stab = mb.Projection() if stabilizer == "Projection()" else mb.Baumgarte(10.0)
     mech, params, q0, v0 = JM.build("slider_crank")
@@ -85,8 +86,8 @@ def _planar_accuracy(mb, mech, params, q0, v0, stab, dt, integrator):
     checkpoints, the largest constraint error, and the kinetic energy's relative change at
     the last checkpoint and its largest relative excursion (the mechanism is conservative
     and its potential energy constant: the exact solution keeps its kinetic energy)."""
-    import numpy as np
     import jaxmbs_models as JM
+    import numpy as np
     acc = mb.simulate(mech, params, q0, v0, (0.0, CHECKPOINTS[-1]), dt, stabilizer=stab,
                       integrator=integrator, save_every=1)
     t = np.asarray(acc.t)
@@ -129,10 +130,9 @@ def run_jaxmbs(batch, seconds, repeats, stabilizer, dt, integrator="RK4", case="
 def run_mujoco_planar(batch, seconds, repeats, name, dt, timeconst):
     """MuJoCo's planar slider-crank (`baselines/mujoco_models.py`, the stiff solimp of
     throughput.py) at time step dt with solref time constant `timeconst`."""
-    import numpy as np
     import mujoco
-    import cases as C
     import mujoco_models as MJ
+    import numpy as np
     kw = dict(timestep=dt, solref=(timeconst, 1.0))
     ref = _planar_reference()
     crank, slider, gap = {}, {}, 0.0
@@ -202,13 +202,13 @@ def main(argv=None):
         rows.append(run_jaxmbs(args.batch, args.seconds, args.repeats, stab, dt, integ, args.case))
         r = rows[-1]
         print(f"jaxmbs {r['setting']:30s} dt {dt:.1e}: {r['steps_per_s']:.3g} steps/s, "
-              f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
+              f"errors {[f'{e:.1e}' for e in errors(r)]}", flush=True)
     for name, dt, tc in MUJOCO:
         rows.append((run_mujoco_planar if planar else run_mujoco)(args.batch, args.seconds,
                                                                   args.repeats, name, dt, tc))
         r = rows[-1]
         print(f"MuJoCo {name:14s} dt {dt:.0e}: {r['steps_per_s']:.3g} steps/s, "
-              f"errors {['%.1e' % e for e in errors(r)]}", flush=True)
+              f"errors {[f'{e:.1e}' for e in errors(r)]}", flush=True)
     res = dict(case=args.case,
                command="python benchmarks/spatial_precision.py " + " ".join(argv or sys.argv[1:]),
                machine=dict(cpu_count=os.cpu_count(), platform=platform.platform(),

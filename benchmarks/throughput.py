@@ -177,8 +177,9 @@ class JaxRunner:
                  shard=True):
         jax = _setup_jax()
         import jax.numpy as jnp
-        import jaxmbs as mb
         import jaxmbs_models as JM
+
+        import jaxmbs as mb
 
         self.jax, self.jnp = jax, jnp
         self.case, self.batch, self.dtype, self.stab_name, self.chunk = case, batch, dtype, stab, chunk

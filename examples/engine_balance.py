@@ -83,7 +83,7 @@ def main(argv=None):
           "x and y through the middle station (N m); 'closed' = phasor sum; rel.err compares "
           "the complex phasors (0 where both vanish)")
     out_layouts, worst = {}, 0.0
-    for nm, (train, loads, tab) in results.items():
+    for nm, (train, _loads, tab) in results.items():
         print(f"\n{nm}: phases {np.degrees(train.phases).round(1).tolist()} deg, banks "
               f"{np.degrees(train.banks).round(1).tolist()} deg, stations {list(train.z)} m")
         print(f"{'order':>5} " + " ".join(f"{k:>12} {'closed':>12}" for k in KEYS) + f" {'rel.err':>9}")

@@ -146,7 +146,7 @@ def run(N=2, t1=20.0, dt=5e-3, integrator="rk4", regularization=1e-12, save_dt=0
                 constraint_error=float(np.max(np.asarray(tr.constraint_error))),
                 crank_angle_spread=spread, n_revolutions=float((th[0, 0] - th[-1, 0]) / (2 * np.pi)),
                 status=int(tr.status), n_steps=int(tr.n_steps),
-                settings=dict(integrator=("RK4(dt=%g)" % dt) if integrator == "rk4"
+                settings=dict(integrator=f"RK4(dt={dt:g})" if integrator == "rk4"
                               else f"DormandPrince5(rtol={rtol:g}, atol={atol:g})",
                               stabilizer="Projection()",
                               solver=f"SchurCholesky(regularization={regularization:g})"))

@@ -7,32 +7,64 @@ from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
 from importlib.metadata import version as _version
 
 from . import profiles, status, zoo
-from .analysis import (AssemblyResult, InverseDynamics, Kinematics, assemble, constraint_report,
-                       dof, energy, inverse_dynamics, kinematics, reactions)
+from .analysis import (
+    AssemblyResult,
+    InverseDynamics,
+    Kinematics,
+    assemble,
+    constraint_report,
+    dof,
+    energy,
+    inverse_dynamics,
+    kinematics,
+    reactions,
+)
 from .batch import batch_mesh, load_batch, run_batch, shard_batch
+from .batch.vectorize import batch_vectorization, simulate_batch
 from .core.dynamics import Accelerations, accelerations
 from .core.equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
 from .core.mechanism import Mechanism, Params
 from .core.stabilize import Baumgarte, NoStabilization, Projection, project
-from .formulations import (AugmentedLagrangian, CoordinatePartitioning, DenseLU, NullSpace,
-                           SchurCholesky, UdwadiaKalaba)
-from .integrators import (RK4, DormandPrince5, DormandPrince8, Euler, ExplicitRK,
-                          GeneralizedAlpha, HHTAlpha, IController, PIController, Rattle,
-                          SemiImplicitEuler)
+from .formulations import (
+    AugmentedLagrangian,
+    CoordinatePartitioning,
+    DenseLU,
+    NullSpace,
+    SchurCholesky,
+    UdwadiaKalaba,
+)
+from .integrators import (
+    RK4,
+    DormandPrince5,
+    DormandPrince8,
+    Euler,
+    ExplicitRK,
+    GeneralizedAlpha,
+    HHTAlpha,
+    IController,
+    PIController,
+    Rattle,
+    SemiImplicitEuler,
+)
 from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
 from .planar import curves
 from .planar.builder import Built, Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .simulation import Trajectory, simulate
-from .batch.vectorize import batch_vectorization, simulate_batch
 from .spatial import SpatialModel
-from .flexible import ancf as _ancf  # noqa: F401  (registers the families: after planar, spatial)
+
+# isort: off
+# (the family registry's order is the import order: planar and spatial first, then the
+# beam and floating-frame families)
+from .flexible import ancf as _ancf  # noqa: F401
 from .flexible import ancf3d as _ancf3d  # noqa: F401
 from .flexible import reissner as _reissner  # noqa: F401
 from .flexible import ffr as _ffr  # noqa: F401
-from . import io  # noqa: E402  (model files and MJCF / URDF import)
-from .io import compare_with_mujoco, from_mjcf, from_urdf, load_model, save_model, MujocoImportWarning
-from . import fitting  # noqa: E402  (after the engine modules it builds on)
+# isort: on
+
+# isort: split
+from . import fitting, io
+from .io import MujocoImportWarning, compare_with_mujoco, from_mjcf, from_urdf, load_model, save_model
 
 try:
     __version__ = _version("jaxmbs")

@@ -173,7 +173,7 @@ def _assembly_failure(mech, params, res, t, iterations, mask) -> str:
             break
     scale = 1.0 + float(np.max(np.abs(np.asarray(q))))
     if np.sqrt(cost) <= 1e-8 * scale:
-        return (msg + f". A configuration satisfying the constraints exists nearby (a "
+        return (msg + ". A configuration satisfying the constraints exists nearby (a "
                 "least-squares descent from there reached it): Newton did not converge from "
                 "this guess; give a better guess or more iterations.")
     U, S, _ = np.linalg.svd(J, full_matrices=True)
@@ -475,9 +475,8 @@ def reactions(mech, params, q, lam) -> dict:
     q = jnp.asarray(q)
     zv = jnp.zeros((mech.n_vel,), q.dtype)
     t0 = jnp.zeros((), q.dtype)
-    Gj_rows = {}  # row -> (family block, k, local row, Gj of the block)
     blocks = {}
-    for blk, ph, Gi, Gj, _, _ in constraint_rows(mech, params, q, zv, t0):
+    for blk, ph, _Gi, Gj, _, _ in constraint_rows(mech, params, q, zv, t0):
         k, r = ph.shape
         blocks[blk.kind] = (blk, Gj.reshape(k * r, Gj.shape[-1]))
     out = {}

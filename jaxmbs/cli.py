@@ -133,9 +133,9 @@ def demo(batch=4096, seed=0, points=73, out="demo.png", quiet=False) -> dict:
 
 
 def _demo_plot(angle_deg, torque, peak, pct, path, result):
-    from .plot.shapes import _mpl
-
     import numpy as np
+
+    from .plot.shapes import _mpl
 
     plt = _mpl()
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2), layout="constrained",

@@ -10,7 +10,8 @@ Units: those of the driven coordinate (m or rad), t in s.
 """
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Union
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -28,7 +29,7 @@ class Profile(NamedTuple):
     amp: float = 0.0
     omega: float = 0.0
     phase: float = 0.0
-    fn: Union[Callable, None] = None
+    fn: Callable | None = None
 
 
 def constant(value: float) -> Profile:

@@ -10,17 +10,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import status as st
-from .core.dynamics import init_state, record_of
 from .core.dynamics import _accelerations as accelerations  # (the engine's, without input checks)
 from .core.dynamics import accept as dyn_accept
 from .core.dynamics import attempt as dyn_attempt
+from .core.dynamics import init_state, record_of
 from .core.dynamics import step as physics_step
 from .core.equations import constraint_terms, prepare_params
-from .integrators.runge_kutta import RK4
-from .formulations.schur import SchurCholesky
 from .core.stabilize import Projection
+from .formulations.schur import SchurCholesky
+from .integrators.runge_kutta import RK4
 
-__all__ = ["Trajectory", "simulate", "simulate_batch", "batch_vectorization", "ENERGY_TOL",
+__all__ = ["Trajectory", "simulate", "ENERGY_TOL",
            "energy_balance_error"]
 
 ENERGY_TOL = 0.05  # default energy_tol of simulate: ENERGY status above this relative error

@@ -2,10 +2,14 @@
 (one of everything, for Jacobian and gamma identities)."""
 
 import jaxmbs as mb
-
-
-from jaxmbs.zoo import (double_pendulum, four_bar, four_bar_model, four_bar_moving,  # noqa: F401
-                        four_bar_points, slider_crank)
+from jaxmbs.zoo import (  # noqa: F401
+    double_pendulum,
+    four_bar,
+    four_bar_model,
+    four_bar_moving,
+    four_bar_points,
+    slider_crank,
+)
 
 
 def kitchen_sink():

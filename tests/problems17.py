@@ -126,9 +126,10 @@ def stiff_chain(m1=1.0, m2=0.01, k1=1.0, k2=1e4, slow=0.1, fast=1e-4):
     amplitude `fast`, at rest. Returns (mech, params, q0, v0, ix, exact) where ix are the
     indices of p1.x, p2.x and exact(t) -> (len(t), 2) the closed-form modal solution of
     the displacements (x1, x2) about the unstretched positions (1, 2) m."""
+    import jax.numpy as jnp
     import numpy as np
     import scipy.linalg
-    import jax.numpy as jnp
+
     import jaxmbs as mb
 
     model = mb.Model(gravity=(0.0, 0.0))
@@ -163,8 +164,10 @@ def bouncing_ball(y0=1.0, radius=0.1, mass=1.0, k=1e6, exponent=1.5, e=0.8, g=9.
     independent SciPy solution (DOP853, rtol 1e-12, restarted at every contact onset and
     end so no step straddles the switch)."""
     import math
+
     import numpy as np
     from scipy.integrate import solve_ivp
+
     import jaxmbs as mb
 
     v_imp = math.sqrt(2 * g * (y0 - radius))

@@ -267,6 +267,7 @@ def test_geometry_and_draw_show_a_deformed_beam_with_rigid_bodies(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
     import flexible_slider_crank as ex
+
     from jaxmbs import plot as P
 
     mech, params, q0, _ = ex.build(elements=4)[:4]

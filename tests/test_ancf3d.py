@@ -496,8 +496,8 @@ def test_geometry3d_and_draw3d_show_a_deformed_cable_with_a_body(tmp_path):
     through the nodes exactly, and the pins are drawn at the body point and the node."""
     import matplotlib
     matplotlib.use("Agg")
-    from jaxmbs.spatial.draw import draw3d, geometry3d
     from jaxmbs import plot as P
+    from jaxmbs.spatial.draw import draw3d, geometry3d
 
     m = jaxmbs.SpatialModel(gravity=(0.0, 0.0, -9.81))
     nodes = m.add_beam("c", (0.1, 0.0, 0.0), (0.1, 0.0, -1.0), elements=4, section=SECTION)

@@ -4,12 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxmbs as mb
-from jaxmbs.formulations.banded import sparse_plan, schur_band, wants_sparse
-
 from mechanisms import double_pendulum, kitchen_sink
 
+import jaxmbs as mb
+from jaxmbs.formulations.banded import schur_band, sparse_plan, wants_sparse
 from jaxmbs.zoo import chain
 
 

@@ -4,10 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import double_pendulum, four_bar
 
 import jaxmbs as mb
 from jaxmbs.simulation import _simulate
-from mechanisms import double_pendulum, four_bar
 
 
 def test_vmapped_batch_equals_python_loop():

@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import double_pendulum
 
 import jaxmbs as mb
-from mechanisms import double_pendulum
 
 
 def _batch(B=4):

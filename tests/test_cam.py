@@ -18,7 +18,6 @@ from scipy.special import ellipk
 import jaxmbs
 from jaxmbs import curves as cv
 from jaxmbs.core.equations import constraint_terms, generalized_forces, mass_matrix
-from jaxmbs.planar.joints import cam
 
 SPLINE_PTS = [(0.05, 0.0), (0.035, 0.035), (0.0, 0.045), (-0.04, 0.03), (-0.045, -0.01),
               (-0.02, -0.04), (0.02, -0.042)]

@@ -1,12 +1,11 @@
 """Forward and inverse dynamics against independent references."""
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxmbs as mb
 from mechanisms import double_pendulum, four_bar, slider_crank
 from reference import closed_forms as cf
+
+import jaxmbs as mb
 
 
 def test_double_pendulum_energy_and_reference():
@@ -240,8 +239,8 @@ def test_projection_shares_one_factorisation(build, dt):
     are those of refactor=True, and the velocity residual left is first order in the
     position correction |dq| (documented bound), where refactor=True leaves round-off; the
     velocities differ from the exact projection's by as little, relative to the correction."""
-    from jaxmbs.formulations.banded import wants_sparse
     from jaxmbs.core.equations import constraint_terms, mass_matrix
+    from jaxmbs.formulations.banded import wants_sparse
     mech, params, q0, v0 = build()
     solver = mb.SchurCholesky()
     sparse = wants_sparse(solver, mech)

@@ -1,15 +1,15 @@
 """elementwise_vmap against jax.vmap (the oracle), and simulate_batch's element-wise path
 against its vmap path: values, gradients, float32, failures, fall-backs."""
+import importlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import importlib
+from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
 
 import jaxmbs as mb
 from jaxmbs.experimental.elementwise import elementwise_vmap
-from mechanisms import double_pendulum, four_bar, kitchen_sink, slider_crank
 from jaxmbs.zoo import chain
 
 S = importlib.import_module("jaxmbs.experimental.elementwise.strategy")
@@ -358,6 +358,7 @@ def test_large_program_is_refused_and_auto_takes_the_array_form(monkeypatch):
     batch_vectorization's "elementwise" stays true before and after. (MAX_OPS lowered here
     to 200, below the double pendulum's step, so that the test is quick.)"""
     import warnings
+
     from jaxmbs.experimental.elementwise import _interp
     monkeypatch.setattr(_interp, "MAX_OPS", 200)
     jax.clear_caches()  # (module constants shape the trace, not the compilation cache's key)

@@ -153,7 +153,7 @@ def test_orders_match_closed_form(runs, name):
 
 
 def test_shaking_force_is_minus_momentum_rate(runs):
-    for name, (tr, mech, params, loads) in runs.items():
+    for _name, (tr, mech, params, loads) in runs.items():
         res = loads["result"]
         q, v, a = (np.asarray(x) for x in (res.q, res.v, res.a))
         m, J, cg = np.asarray(params.mass), np.asarray(params.inertia), np.asarray(params.cg)

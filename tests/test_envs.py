@@ -12,8 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmbs import accelerations, constraint_terms
-from jaxmbs import envs
+from jaxmbs import accelerations, constraint_terms, envs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAMES = list(envs.ENVIRONMENTS)
@@ -276,6 +275,7 @@ def test_float32_runs():
 def test_gymnasium_adapters():
     gym = pytest.importorskip("gymnasium")
     from gymnasium.utils.env_checker import check_env
+
     from jaxmbs.envs.gymnasium import GymnasiumEnv, GymnasiumVectorEnv
     for name in ("cartpole", "five_bar"):
         check_env(GymnasiumEnv(name), skip_render_check=True)

@@ -4,10 +4,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import double_pendulum, kitchen_sink
 
 import jaxmbs as mb
 from jaxmbs.core.equations import constraint_terms, generalized_forces, mass_matrix
-from mechanisms import double_pendulum, kitchen_sink
 
 
 def _random_state(n, seed):

@@ -37,16 +37,16 @@ import sys
 import textwrap
 import time
 from collections import defaultdict
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import double_pendulum
 
 import jaxmbs as mb
 from jaxmbs import cli
-from mechanisms import double_pendulum
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = os.path.join(ROOT, "examples", "models", "slider_crank_spring.json")

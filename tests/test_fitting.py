@@ -8,10 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import four_bar_points
 
 import jaxmbs as mb
 from jaxmbs import fitting as fit
-from mechanisms import four_bar_points
 
 # ----------------------------------------------------------------------------- pendulum
 T_END, DT, SAVE = 2.0, 5e-3, 4

@@ -5,6 +5,7 @@ differences; vmap with per-member status; float32; the partition kept between st
 import jax
 import jax.numpy as jnp
 import numpy as np
+import problems17 as P
 import pytest
 
 import jaxmbs as mb
@@ -12,8 +13,6 @@ import jaxmbs.core.dynamics
 from jaxmbs import formulations as F
 from jaxmbs import status as st
 from jaxmbs.core.equations import constraint_terms, generalized_forces, mass_matrix
-
-import problems17 as P
 
 NEW = ("nullspace", "partition", "udwadia_kalaba", "augmented_lagrangian")
 REF = mb.SchurCholesky(banded=False)

@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.test_util import check_grads
+from mechanisms import double_pendulum, four_bar, four_bar_model, kitchen_sink, slider_crank
 
 import jaxmbs as mb
 from jaxmbs.core.equations import MassMatrix
-from mechanisms import double_pendulum, four_bar, four_bar_model, kitchen_sink, slider_crank
 
 MODES = ("fwd", "rev")
 # finite-difference step of check_grads (its default 1e-4 is a truncation error of ~1e-4

@@ -163,7 +163,7 @@ def test_arm_joint_reactions_at_rest_match_mujoco_inverse_dynamics():
     mujoco.mj_rnePostConstraint(m, d)
     scale = np.max(np.abs(tau))
     assert scale > 1.0  # gravity loads the joints
-    for k, (mjn, j) in enumerate(zip(("shoulder_pan", "shoulder_lift", "elbow", "wrist_roll1",
+    for _k, (mjn, j) in enumerate(zip(("shoulder_pan", "shoulder_lift", "elbow", "wrist_roll1",
                                       "wrist_pitch", "wrist_roll2"), joints)):
         jid = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, mjn)
         b = m.jnt_bodyid[jid]

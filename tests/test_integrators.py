@@ -3,9 +3,9 @@ adaptive Dormand-Prince against a tight reference."""
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from mechanisms import four_bar_moving
 
 import jaxmbs as mb
-from mechanisms import four_bar_moving
 
 
 @pytest.fixture(scope="module")
@@ -90,8 +90,9 @@ def test_rk4_first_stage_is_peeled_from_the_stage_loop():
     its Record are those of the loop over all four stages. Double pendulum, Baumgarte, off
     its velocity manifold."""
     import jax
-    from jaxmbs.core.dynamics import step
     from mechanisms import double_pendulum
+
+    from jaxmbs.core.dynamics import step
     mech, params, q0, v0 = double_pendulum()
     y = (q0 + 1e-3, v0 + 0.05, jnp.zeros(()))
     kw = dict(stabilizer=mb.Baumgarte(10.0), solver=mb.SchurCholesky())
@@ -172,6 +173,7 @@ def test_stage_loop_forms_match_the_general_tableau(make, rtol, atol):
     non-autonomous system in a (q, v, w) state. (DOP853's coefficients up to 43 in size
     carry the rounding of their sums to about 1e-14.)"""
     import jax
+
     from jaxmbs.integrators import runge_kutta as IG
 
     def f(t, y):

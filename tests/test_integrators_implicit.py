@@ -6,18 +6,17 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import problems17 as P
 import pytest
+from mechanisms import double_pendulum, four_bar_moving
 
 import jaxmbs as mb
 from jaxmbs import formulations as F
-from jaxmbs.core import dynamics
 from jaxmbs import status as st
+from jaxmbs.core import dynamics
 from jaxmbs.core.equations import constraint_terms
 from jaxmbs.integrators import GeneralizedAlpha, HHTAlpha, Rattle
 from jaxmbs.integrators.generalized_alpha import alpha_parameters, amplification_matrix
-from mechanisms import double_pendulum, four_bar_moving
-
-import problems17 as P
 
 NOSTAB = mb.NoStabilization()
 

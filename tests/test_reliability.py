@@ -226,7 +226,6 @@ def test_jaxmbs_simulate_is_the_function_and_its_module_is_simulation():
     import inspect
     import types
 
-    import jaxmbs.simulation
     from jaxmbs.simulation import _simulate, simulate
 
     assert isinstance(jaxmbs.simulation, types.ModuleType)

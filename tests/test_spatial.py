@@ -8,10 +8,8 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import jaxmbs as mb
-from jaxmbs.spatial.geometry import mv, quat_to_R
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 
@@ -234,9 +232,10 @@ def test_spatial_drawing_and_animation(tmp_path):
     body, joint, rod and spring is drawn from params and q, and a GIF is written."""
     import matplotlib
     matplotlib.use("Agg")
+    import spatial_slider_crank as ssc
+
     from jaxmbs import plot
     from jaxmbs.spatial.draw import geometry3d
-    import spatial_slider_crank as ssc
     mech, params, q0, v0 = ssc.build()
     geo = geometry3d(mech, params, np.asarray(q0))
     assert [b[0] for b in geo["bodies"]] == ["crank", "rod", "slider"]

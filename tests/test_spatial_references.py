@@ -7,10 +7,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxmbs as mb
-from jaxmbs.spatial.geometry import mv, quat_to_R
 from reference import spatial as ref
+
+from jaxmbs.spatial.geometry import mv, quat_to_R
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 

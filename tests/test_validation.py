@@ -14,11 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jaxmbs as mb
 from reference import andrews as ref_andrews
 from reference import car_axis as ref_car
 from reference import closed_forms as cf
+
+import jaxmbs as mb
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 import andrews_squeezer  # noqa: E402

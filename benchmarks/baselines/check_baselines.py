@@ -27,10 +27,9 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # see numpy_kkt.blas_threads
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import numpy as np  # noqa: E402
-
 import cases as C  # noqa: E402
 import mujoco_models as MJ  # noqa: E402
+import numpy as np  # noqa: E402
 import numpy_kkt as NK  # noqa: E402
 import reference as REF  # noqa: E402
 

@@ -94,7 +94,7 @@ def _header(name: str, gravity: float, timestep: float, refsafe: bool = True) ->
 """
 
 
-def _inertial(b: "C.PlanarBody") -> str:
+def _inertial(b: C.PlanarBody) -> str:
     i = max(b.icg, 1e-9)
     return (f'<inertial pos="{_fmt(b.cg, 0, 0)}" mass="{b.mass!r}" '
             f'diaginertia="{_fmt(1e-3 * i, i, i)}"/>')

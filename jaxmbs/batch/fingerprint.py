@@ -11,9 +11,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-
-
-
 # --- fingerprints: a digest of a value that is the same in every process ----------------
 _FN_DEPTH = 3  # functions reached through a function's globals are followed this deep
 

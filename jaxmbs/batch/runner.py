@@ -16,10 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..simulation import simulate
-from .vectorize import simulate_batch
-from .shard import batch_mesh, shard_batch
 from .fingerprint import _digest
-
+from .shard import batch_mesh, shard_batch
+from .vectorize import simulate_batch
 
 # --------------------------------------------------------------------------------------
 # run_batch / load_batch

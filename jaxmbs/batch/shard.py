@@ -1,13 +1,10 @@
 """Device sharding of a batch: a one-axis mesh over the devices and the batch placed on it."""
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
-
 
 
 def batch_mesh(devices=None) -> Mesh:

@@ -17,8 +17,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..formulations.schur import SchurCholesky
-from ..simulation import (_axes_tree, _batch_residuals, _is_tracer, _raise_if_inconsistent, _time_grid,
-                          _tol_for, check_batch_inputs, simulate)
+from ..simulation import (
+    _axes_tree,
+    _batch_residuals,
+    _is_tracer,
+    _raise_if_inconsistent,
+    _time_grid,
+    _tol_for,
+    check_batch_inputs,
+    simulate,
+)
 
 __all__ = ["simulate_batch", "batch_vectorization", "Strategy", "register_strategy", "strategy"]
 
@@ -239,7 +247,8 @@ def _on_mesh(mesh, args, axes):
     NumPy argument and the sharded output of an earlier call hit ONE compiled program:
     without this, continuing a run from its last state compiled it again (double pendulum,
     batch 4096, 2 devices: 4.4 s)."""
-    from jax.sharding import NamedSharding, PartitionSpec as P
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
 
     (name,) = mesh.axis_names
     n_dev = mesh.devices.size

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

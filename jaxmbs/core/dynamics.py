@@ -7,15 +7,16 @@ vector field is (qdot(q, v), vdot, power); for planar mechanisms qdot = v.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from .. import status as st
 from ..formulations.banded import wants_sparse
-from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
 from ..formulations.schur import SchurCholesky
+from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
 from .stabilize import NoStabilization
 
 __all__ = ["Accelerations", "accelerations", "MechanismTerm", "Record", "step", "finish_step",

@@ -18,9 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import profiles
-from ._small import MINV_MAX, matmul
 from ..formulations.banded import SparseJacobian, sparse_plan
 from . import families as F
+from ._small import MINV_MAX, matmul
 from .mechanism import Mechanism, Params
 
 __all__ = ["ConstraintTerms", "BlockMass", "constraint_terms", "constraint_rows", "mass_matrix",

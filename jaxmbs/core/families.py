@@ -32,7 +32,8 @@ tests/families/ runs every registered family through the same conformance checks
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 

@@ -17,13 +17,14 @@ forces, user), so that each family is evaluated with one vectorised array expres
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
 
-from ._tree import pytree_dataclass, static_class
 from . import families as fam_registry
+from ._tree import pytree_dataclass, static_class
 
 __all__ = ["Mechanism", "Params", "State", "JointInfo", "FamilyBlock", "ForceBlock",
            "NodeBlock", "BodyBlock", "UserFunction"]

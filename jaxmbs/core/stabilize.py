@@ -9,8 +9,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .. import status as st
-from ._tree import static_class
 from ..formulations.banded import wants_sparse
+from ._tree import static_class
 from .equations import constraint_terms, mass_matrix
 
 __all__ = ["Baumgarte", "Projection", "NoStabilization", "project"]

@@ -16,9 +16,8 @@ input holds a tracer.
 """
 from __future__ import annotations
 
-import numpy as np
-
 import jax
+import numpy as np
 
 from . import families as F
 
@@ -118,7 +117,7 @@ class _Keys:
         if key is None:
             key = self.map.get((group, fam, field, None))
         if key is None:  # a field without a named key (e.g. a driver's profile part)
-            for (g, f, fl, i), k in self.map.items():
+            for (g, f, _fl, i), k in self.map.items():
                 if (g, f, i) == (group, fam, index):
                     return f"{k.rsplit('.', 1)[0]}.{field}" if "." in k else f"{k} ({field})"
             return f"params.{group}[{fam!r}][{field!r}][{index}]"

@@ -12,9 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..core.stabilize import NoStabilization
 from ..integrators.runge_kutta import RK4
 from ..planar.builder import Model
-from ..core.stabilize import NoStabilization
 from .core import MechanismEnv
 from .spaces import Box, Discrete
 

@@ -28,9 +28,9 @@ from .. import status as st
 from ..core._tree import pytree_dataclass
 from ..core.dynamics import step as physics_step
 from ..core.equations import constraint_terms
-from ..integrators.runge_kutta import RK4
-from ..formulations.schur import SchurCholesky
 from ..core.stabilize import Projection
+from ..formulations.schur import SchurCholesky
+from ..integrators.runge_kutta import RK4
 
 __all__ = ["Env", "EnvParams", "EnvState", "MechanismEnv"]
 

@@ -36,32 +36,32 @@ noise level). The Gauss-Newton Fisher information is J^T J with J = dr/dtheta (t
 J^T W J with W = 1/sigma^2 for the unweighted residuals).
 """
 
+from .identifiability import Analysis, analyze, covariance, identifiability, jacobian_report
+from .optimize import FitResult, fit, random_starts
 from .outputs import (
+    Measurement,
     Output,
-    coordinate,
-    velocity,
+    align,
     angle,
+    coordinate,
+    evaluate_outputs,
+    loss,
     point,
     reaction,
-    Measurement,
-    synthetic,
-    evaluate_outputs,
-    align,
     residuals,
-    loss,
+    synthetic,
+    velocity,
 )
-from .problem import Trainable, default_transform, Problem
-from .optimize import FitResult, fit, random_starts
-from .identifiability import Analysis, analyze, covariance, identifiability, jacobian_report
+from .problem import Problem, Trainable, default_transform
 from .regressor import (
-    Regressor,
     LinearFit,
+    Regressor,
     inertial_labels,
     inertial_parameters,
-    params_from_inertial,
-    regressor,
     inertial_regressor,
     linear_regressor,
+    params_from_inertial,
+    regressor,
     solve_linear,
     trajectory_motion,
 )

@@ -3,7 +3,7 @@ reactions) and the measurements, their alignment with the time grid and the resi
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -13,8 +13,6 @@ from .. import status as st
 from ..analysis import reactions as _reactions
 from ..core import families as _F
 from ..core.equations import frame_states as _frame_states
-
-
 
 # =====================================================================================
 # Outputs: what is measured
@@ -34,7 +32,7 @@ class Output:
     target: str
     local: tuple = (0.0, 0.0)
     component: str = ""
-    axis: Optional[int] = None
+    axis: int | None = None
 
     # ---- description -------------------------------------------------------------
     @property
@@ -149,14 +147,14 @@ def angle(body: str) -> Output:
     return Output("coordinate", f"{body}.theta")
 
 
-def point(body: str, local=(0.0, 0.0), axis: Optional[int] = None) -> Output:
+def point(body: str, local=(0.0, 0.0), axis: int | None = None) -> Output:
     """Global position (x, y) (planar) or (x, y, z) (spatial) in m of the body-frame point
     `local` of `body` (axis: one component only). For a particle: its position."""
     loc = tuple(float(x) for x in np.asarray(local, float).reshape(-1))
     return Output("point", body, local=loc, axis=axis)
 
 
-def reaction(joint: str, component: str = "force", axis: Optional[int] = None) -> Output:
+def reaction(joint: str, component: str = "force", axis: int | None = None) -> Output:
     """A joint reaction from `jaxmbs.reactions` at the saved states with the trajectory's
     multipliers: 'force' (2,) N on body_j, 'moment' N m, 'effort' (drivers: torque/force
     the driver applies), 'generalized' (3,). axis selects one component."""

@@ -10,12 +10,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..integrators.runge_kutta import RK4
-from ..formulations.schur import SchurCholesky
-from ..simulation import simulate
 from ..core.stabilize import Projection
+from ..formulations.schur import SchurCholesky
+from ..integrators.runge_kutta import RK4
+from ..simulation import simulate
 from .outputs import Measurement, align, residuals
-
 
 # =====================================================================================
 # Trainable parameters and re-parametrisation

@@ -4,17 +4,17 @@ jax.jacfwd of the engine's own equations of motion, and the parameters from line
 squares."""
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core.equations import constraint_terms, generalized_forces, mass_matrix
 from ..core import families as _F
-from .problem import Trainable
+from ..core.equations import constraint_terms, generalized_forces, mass_matrix
 from .identifiability import _named, _rank_analysis
-
+from .problem import Trainable
 
 # =====================================================================================
 # Linear regressor (equation error)
@@ -238,7 +238,6 @@ def solve_linear(reg: Regressor, weights=None, rcond: float = 1e-10) -> LinearFi
         w = np.sqrt(np.asarray(weights, float))
         Y, b = Y * w[:, None], b * w
     x0 = np.asarray(reg.nominal, float)
-    p = Y.shape[1]
     norms = np.linalg.norm(Y, axis=0)
     sc = np.where(norms > 1e-12 * norms.max(), 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
     rank, s_full, U, s, Vt, null_rows = _rank_analysis(Y * sc, rcond)

@@ -534,7 +534,8 @@ class PlanarBeamFrame(F.FrameKind):
         the rigid frame's point A s, or, on an element, about its first node a (the
         material point when xi = 0), summed over both nodes' position and slope parts;
         'generalized' (11,)."""
-        from ..planar.geometry import cross as cr, rotate
+        from ..planar.geometry import cross as cr
+        from ..planar.geometry import rotate
         F_ = G[:2] + G[3:5] + G[7:9]
         m_rigid = G[2] - cr(rotate(X[2], s), G[:2])
         m_elem = cr(X[5:7], G[5:7]) + cr(X[7:9] - X[3:5], G[7:9]) + cr(X[9:11], G[9:11])

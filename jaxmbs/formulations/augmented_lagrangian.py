@@ -6,9 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from ..core._tree import static_class
-from .schur import CholeskyFactor
-
 from .base import _kkt, _status
+from .schur import CholeskyFactor
 
 
 # ----------------------------------------------------------------- augmented Lagrangian

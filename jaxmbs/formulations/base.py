@@ -11,7 +11,6 @@ from .banded import SparseJacobian
 from .schur import schur_tol
 
 
-
 def _dense_jac(jac):
     return jac.dense() if isinstance(jac, SparseJacobian) else jac
 

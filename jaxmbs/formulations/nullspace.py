@@ -6,9 +6,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..core._tree import static_class
-from .schur import CholeskyFactor
-
 from .base import _kkt, _normalized_svd, _status
+from .schur import CholeskyFactor
 
 
 # ----------------------------------------------------------------- null space (Maggi)

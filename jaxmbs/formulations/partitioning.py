@@ -8,7 +8,6 @@ import jax.numpy as jnp
 
 from .. import status as st
 from ..core._tree import static_class
-
 from .base import _dense_jac, _implicit, _status, _unconstrained
 from .nullspace import _maggi
 

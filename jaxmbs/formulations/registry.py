@@ -2,13 +2,10 @@
 CLI."""
 from __future__ import annotations
 
-
-
+from .augmented_lagrangian import AugmentedLagrangian
 from .nullspace import NullSpace
 from .partitioning import CoordinatePartitioning
 from .udwadia_kalaba import UdwadiaKalaba
-from .augmented_lagrangian import AugmentedLagrangian
-
 
 FORMULATIONS = {
     "schur": lambda: __import__("jaxmbs.formulations.schur", fromlist=["SchurCholesky"]).SchurCholesky(),

@@ -8,15 +8,14 @@ Each solver is a small hashable configuration object with
 """
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 
 from .. import status as st
 from ..core._rare import rare_cond
 from ..core._small import matmul
-from .banded import SparseJacobian, banded_projector, banded_schur
 from ..core._tree import static_class
+from .banded import SparseJacobian, banded_projector, banded_schur
 
 __all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
 

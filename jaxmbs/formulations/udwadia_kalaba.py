@@ -7,9 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core._tree import static_class
-from .schur import augmented_mass
-
 from .base import _dense_jac, _kkt, _normalized_svd, _row_scale, _status
+from .schur import augmented_mass
 
 
 # ---------------------------------------------------------------------- Udwadia-Kalaba

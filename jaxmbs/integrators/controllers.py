@@ -2,7 +2,6 @@
 (diffrax style): `IController` and `PIController`."""
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 
 from ..core._tree import static_class

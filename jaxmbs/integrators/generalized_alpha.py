@@ -34,7 +34,6 @@ from ..core._tree import static_class
 from .controllers import IController
 
 
-
 def alpha_parameters(rho_inf=None, *, hht_alpha=None):
     """(alpha_m, alpha_f, gamma, beta) of the generalized-alpha method.
 

@@ -1,7 +1,6 @@
 """Every integrator by name, for the conformance suite and the comparison benchmark."""
 from __future__ import annotations
 
-
 from .generalized_alpha import GeneralizedAlpha, HHTAlpha
 from .symplectic import Rattle
 

@@ -13,7 +13,6 @@ from .. import status as st
 from ..core._tree import static_class
 
 
-
 # ------------------------------------------------------------------------------ RATTLE
 @static_class
 class Rattle:

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 
-
 class MujocoImportWarning(UserWarning):
     """Features of a MuJoCo / URDF model that the import did not map."""
 

@@ -6,6 +6,7 @@ import os
 import warnings
 
 import numpy as np
+
 from ._mujoco import MujocoImportWarning, _is_xml_text, _mujoco, load_mujoco
 from .mjcf import from_mjcf
 

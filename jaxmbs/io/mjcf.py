@@ -28,7 +28,18 @@ import os
 import warnings
 
 import numpy as np
-from ._mujoco import MujocoImport, MujocoImportWarning, _Names, _fmt, _is_xml_text, _mujoco, _name, _quat_R, load_mujoco
+
+from ._mujoco import (
+    MujocoImport,
+    MujocoImportWarning,
+    _fmt,
+    _is_xml_text,
+    _mujoco,
+    _name,
+    _Names,
+    _quat_R,
+    load_mujoco,
+)
 
 
 # ---------------------------------------------------------------------- the import

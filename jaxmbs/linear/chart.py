@@ -2,13 +2,11 @@
 body-frame velocities, and the choice of independent position and velocity entries."""
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 import numpy as np
 from jax.scipy.linalg import solve_triangular
 
 from ..core import families as F
-
 
 
 # ----------------------------------------------------------------------- chart helpers

@@ -13,7 +13,17 @@ from ..core.dynamics import accelerations
 from ..core.equations import constraint_terms
 from ..formulations.schur import SchurCholesky
 from ..simulation import _is_tracer
-from .chart import _chart_rate, _chart_state, _check_shapes, _controls, _greedy_columns, _lstsq_tall, _rotation_entries, _to_global, chart_names
+from .chart import (
+    _chart_rate,
+    _chart_state,
+    _check_shapes,
+    _controls,
+    _greedy_columns,
+    _lstsq_tall,
+    _rotation_entries,
+    _to_global,
+    chart_names,
+)
 from .results import LinearModel
 
 
@@ -53,7 +63,6 @@ def linearize(mech, params, q, v, t=0.0, u=None, *, coordinates=None, velocities
     if outputs is not None and not callable(outputs):
         raise ValueError("outputs must be a JAX function outputs(q, v, u) -> (p,) array")
     names = chart_names(mech)
-    nv = mech.n_vel
     traced = _is_tracer(params, q, v, t, uu)
     ix = _indices(names, coordinates, "coordinates")
     iu = _indices(names, velocities, "velocities")

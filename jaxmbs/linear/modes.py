@@ -2,7 +2,6 @@
 their motions and animations."""
 from __future__ import annotations
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np

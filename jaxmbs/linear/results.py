@@ -9,7 +9,6 @@ import numpy as np
 from ..core._tree import pytree_dataclass, static_field
 
 
-
 # --------------------------------------------------------------------------- results
 @pytree_dataclass
 class LinearModel:
@@ -65,7 +64,7 @@ class LinearModel:
             raise ValueError(f"unknown state {name!r}; states: {', '.join(self.names)}")
         return self.names.index(name)
 
-    def without(self, names) -> "LinearModel":
+    def without(self, names) -> LinearModel:
         """The model with the named states removed (rows and columns of A, rows of B,
         columns of C, Tq, Tv, N): the quotient by ignorable states, e.g. the position of a
         vehicle along the road, its heading, its wheels' rotation angles and its

@@ -17,14 +17,14 @@ from typing import NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import build as B
 from .. import profiles as prof
-from ..core.build import GROUND, BuilderBase
+from ..core import build as B
 from ..core import families as _F
+from ..core.build import GROUND, BuilderBase
 from ..core.build import recorded as _recorded
+from ..core.mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
 from ..flexible.build import BeamBuilder
 from ..flexible.ffr_build import FfrBuilder
-from ..core.mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
 from . import families as _planar_families  # noqa: F401  (registers the planar families)
 
 __all__ = ["Model", "Built"]

@@ -188,7 +188,7 @@ def _polynomial(d, s, n):
     return r, r1, r2, r3
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spline_matrix(N: int) -> np.ndarray:
     """(N, N) constant B with knot second derivatives M = B P of the periodic cubic spline
     with unit knot spacing through points P (N, 2): M_{k-1} + 4 M_k + M_{k+1} = 6 (P_{k-1} - 2 P_k + P_{k+1})."""

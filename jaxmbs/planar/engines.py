@@ -61,8 +61,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..analysis import inverse_dynamics
-from .builder import Model
 from ..profiles import constant_velocity
+from .builder import Model
 
 __all__ = ["CrankTrain", "LAYOUTS", "piston_coefficients", "phasor_harmonics", "harmonics",
            "block_loads", "momentum_rates", "balance_table"]
@@ -157,7 +157,7 @@ class CrankTrain:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def layout(cls, name: str, spacing: float = 0.09, **kw) -> "CrankTrain":
+    def layout(cls, name: str, spacing: float = 0.09, **kw) -> CrankTrain:
         """A named layout of `LAYOUTS` ('single', 'inline-4', 'boxer-4', 'flat-4',
         'inline-3'); spacing: distance between cylinder stations (m); other fields by keyword."""
         if name not in LAYOUTS:
@@ -166,7 +166,7 @@ class CrankTrain:
         return cls(phases=tuple(np.radians(d["phases"])), banks=tuple(np.radians(d["banks"])),
                    z=tuple(spacing * s for s in d["stations"]), **kw)
 
-    def replace(self, **kw) -> "CrankTrain":
+    def replace(self, **kw) -> CrankTrain:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **kw)
 

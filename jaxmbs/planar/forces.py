@@ -4,15 +4,15 @@ Each returns the generalised forces (k, 3) = (f_x, f_y, moment about the frame's
 reference point) on the frames it acts on, its potential energy (k,) and the power
 (k,) of its non-conservative part (dampers, actuators, applied loads).
 """
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import profiles as _profiles
-from .geometry import perp
-from .geometry import cross, dot, point, point_velocity, rotate, safe_length
+from .geometry import cross, dot, perp, point, point_velocity, rotate, safe_length
 
 
 def point_force(As, f):

@@ -13,8 +13,7 @@ the tests check every one against jax.jacfwd and jax.jvp of g.
 """
 import jax.numpy as jnp
 
-from .geometry import (dot, perp, point, point_jacobian, point_velocity, row_jacobian, rotate,
-                       safe_length)
+from .geometry import dot, perp, point, point_jacobian, point_velocity, rotate, row_jacobian, safe_length
 
 
 def coincident(p, Xi, Xj, Vi, Vj):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
 from .shapes import _draw_contacts, _mpl, _rot, _scale, geometry
 
 

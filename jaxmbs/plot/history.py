@@ -1,10 +1,10 @@
 """Time histories of a trajectory (`plot_trajectory`) and GIF animations (`animate`)."""
 from __future__ import annotations
 
-
 import numpy as np
-from .shapes import _mpl, _scale, geometry
+
 from .drawing import draw
+from .shapes import _mpl, _scale, geometry
 
 
 # ------------------------------------------------------------------------- time plots

@@ -6,8 +6,6 @@ import math
 
 import numpy as np
 
-
-
 _GROUND = 0
 
 

@@ -25,12 +25,12 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from ..core import build as B
 from .. import profiles as prof
-from ..core.build import GROUND, BuilderBase, recorded
+from ..core import build as B
 from ..core import families as F
-from ..flexible.build import CableBuilder
+from ..core.build import GROUND, BuilderBase, recorded
 from ..core.mechanism import JointInfo, Mechanism, Params
+from ..flexible.build import CableBuilder
 from . import families as _families  # noqa: F401  (registers the spatial families)
 from . import forces as _forces  # noqa: F401
 

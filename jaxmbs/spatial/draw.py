@@ -132,31 +132,31 @@ def draw3d(mech, params, q, ax=None, *, color="C0", alpha=1.0, axes=True, limits
     P = geo["points"]
     lo, hi = (P.min(0), P.max(0)) if limits is None else limits
     span = float(np.max(hi - lo)) or 1.0
-    for name, o, R, pts in geo["bodies"]:
+    for _name, o, R, pts in geo["bodies"]:
         for s in pts[1:]:
             ax.plot(*np.stack([o, s]).T, color=color, lw=3, alpha=alpha)
         if axes:
             for c, col in enumerate(("r", "g", "b")):
                 ax.plot(*np.stack([o, o + 0.08 * span * R[:, c]]).T, color=col, lw=1, alpha=alpha)
-    for name, kind, Pj, axis in geo["joints"]:
+    for _name, _kind, Pj, axis in geo["joints"]:
         ax.scatter(*Pj, s=30, facecolor="white", edgecolor="k", alpha=alpha, depthshade=False)
         if axis is not None:
             ax.plot(*np.stack([Pj - 0.06 * span * axis, Pj + 0.06 * span * axis]).T, "k-", lw=1)
-    for name, Pi, Pj in geo["rods"]:
+    for _name, Pi, Pj in geo["rods"]:
         ax.plot(*np.stack([Pi, Pj]).T, color="0.3", lw=1, alpha=alpha)
-    for name, Pi, Pj in geo["springs"]:
+    for _name, Pi, Pj in geo["springs"]:
         d = Pj - Pi
         n = np.cross(d, [0.0, 0.0, 1.0] if abs(d[2]) < 0.9 * np.linalg.norm(d) else [1.0, 0, 0])
         n = 0.03 * span * n / (np.linalg.norm(n) or 1.0)
         s = np.linspace(0, 1, 16)
         zig = Pi + s[:, None] * d + np.where(np.arange(16) % 2, 1, -1)[:, None] * n * ((s > 0.1) & (s < 0.9))[:, None]
         ax.plot(*zig.T, color="C3", lw=1, alpha=alpha)
-    for name, Pc in geo["particles"]:
+    for _name, Pc in geo["particles"]:
         ax.scatter(*Pc, s=25, color=color, alpha=alpha)
-    for name, line, nodes in geo["cables"]:
+    for _name, line, nodes in geo["cables"]:
         ax.plot(*line.T, color=color, lw=2.5, alpha=alpha)
         ax.scatter(*nodes.T, s=8, color=color, edgecolor="k", alpha=alpha, depthshade=False)
-    for name, Cc, a, rr in geo["discs"]:
+    for _name, Cc, a, rr in geo["discs"]:
         u = np.cross(a, [0.0, 0.0, 1.0])
         u = u / (np.linalg.norm(u) or 1.0)
         w = np.cross(a, u)

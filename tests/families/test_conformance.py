@@ -22,7 +22,6 @@ import pytest
 import jaxmbs  # noqa: F401  (registers the planar and spatial families)
 from jaxmbs import profiles
 from jaxmbs.core import families as F
-from jaxmbs.planar import curves as cv
 from jaxmbs.flexible import ffr
 
 K = 4  # instances per family
@@ -69,7 +68,7 @@ FIELD_SAMPLERS = {
     "coef": lambda r, d: r.normal(size=(K, profiles.N_COEF)) * 0.3,
     "amp": lambda r, d: r.normal(size=K) * 0.2, "omega": lambda r, d: _pos(r, 0.5, 2.0),
     "phase": lambda r, d: r.normal(size=K),
-    "offset": lambda r, d: r.normal(size=K), "gear": lambda r, d: r.uniform(-3, 3, K),
+    "gear": lambda r, d: r.uniform(-3, 3, K),
     "gain": lambda r, d: r.normal(size=(K, 3)), "bias": lambda r, d: r.normal(size=(K, 3)),
     # ranges that clip some instances and not others
     # section and material of beam elements (jaxmbs.flexible.ancf)

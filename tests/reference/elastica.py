@@ -16,7 +16,7 @@ def _shoot(alpha, k0):
     return sol.y[:, -1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def elastica_tip(alpha):
     """(tip vertical deflection / L, tip shortening / L, tip rotation rad) for alpha > 0."""
     k0 = brentq(lambda k: _shoot(alpha, k)[1], 1e-9, alpha, xtol=1e-15, rtol=1e-15)

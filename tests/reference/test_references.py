@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from . import andrews, car_axis, closed_forms as cf
+from . import andrews, car_axis
+from . import closed_forms as cf
 
 
 # --------------------------------------------------------------------------

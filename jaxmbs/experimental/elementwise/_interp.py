@@ -34,16 +34,17 @@ Folding 0 * x to 0 differs from IEEE arithmetic only when x is inf or NaN.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ...core._rare import RARE_SCOPE
 from . import _jaxpr as J
 from . import _numpy_eval
-from ...core._rare import RARE_SCOPE
 
 __all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 

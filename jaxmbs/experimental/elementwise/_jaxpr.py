@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 
 import jax
-
 from jax.extend import core as _core
 
 __all__ = ["LayoutError", "Literal", "ClosedJaxpr", "is_literal", "literal_value", "closed", "live_eqns",
@@ -215,7 +214,7 @@ def _probe(p, x):
     return w, ys, lin, x[jnp.array([2, 0])]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def support() -> str:
     """'' when the element-wise path can read this jax's jaxprs, else why not (one
     sentence). Decided once per process by interpreting `_probe` with both interpreters

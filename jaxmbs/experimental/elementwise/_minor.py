@@ -22,16 +22,17 @@ batching rule, correct on every release (maybe with a transpose).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ...core._rare import RARE_SCOPE
 from . import _jaxpr as J
 from . import _numpy_eval
-from ...core._rare import RARE_SCOPE
 from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos, once_per_value
 
 __all__ = ["minor_vmap"]

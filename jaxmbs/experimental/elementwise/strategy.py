@@ -15,14 +15,22 @@ import numpy as np
 
 from ...batch import vectorize as V
 from ...core.dynamics import Record, is_stateful, record_zeros, records
+from ...core.stabilize import Projection
 from ...formulations.banded import wants_sparse
 from ...formulations.schur import SchurCholesky
-from ...core.stabilize import Projection
 from ...integrators.runge_kutta import RK4
-from ...simulation import (ENERGY_TOL, _check_energy_tol, _controls_fn, _diagnostics,
-                           _fixed_step, _is_tracer, _record_at, _time_grid)
-from .. import xla_cpu
+from ...simulation import (
+    ENERGY_TOL,
+    _check_energy_tol,
+    _controls_fn,
+    _diagnostics,
+    _fixed_step,
+    _is_tracer,
+    _record_at,
+    _time_grid,
+)
 from .. import elementwise as E  # (looked up at call time: tests replace E.support)
+from .. import xla_cpu
 
 EW_MAX_COORDS = 24  # dense mechanisms of up to this many coordinates are written out scalar by
 # scalar, larger ones keep their arrays (measured: docs/dev/performance.md#scalar-max-coords)
