@@ -81,7 +81,8 @@ def main(argv=None):
     dev = float(np.max(np.abs(xdd - exact)))
     # power balance: tau * omega = dT/dt = v^T M a (every body's reference point is its CG)
     Mdiag = np.concatenate([[m, m, i] for m, i in
-                            zip(np.asarray(params.mass), np.asarray(params.inertia))])
+                            zip(np.asarray(params.bodies["planar_rigid"]["mass"]),
+                                np.asarray(params.bodies["planar_rigid"]["inertia"]))])
     dTdt = np.sum(np.asarray(res.v) * Mdiag * np.asarray(res.a), axis=1)
     power_err = float(np.max(np.abs(torque * OMEGA - dTdt)))
 

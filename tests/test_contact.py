@@ -108,9 +108,9 @@ def test_conservative_forces_are_minus_grad_V_and_power_balances(omega):
         np.testing.assert_allclose(Q0, -gradV, rtol=1e-10, atol=1e-9)
     # P = (Q - quadratic-velocity inertia terms) . v + dV/dt along (v, 1), for any v
     nb = mech.n_bodies
-    c = jaxmbs.planar.geometry.rotate(q[2:3 * nb:3], params.cg)
+    c = jaxmbs.planar.geometry.rotate(q[2:3 * nb:3], params.bodies["planar_rigid"]["cg"])
     Qin = jnp.zeros_like(q).reshape(-1)
-    Qin = Qin.at[:3 * nb].set(jnp.concatenate([params.mass[:, None] * c * v[2:3 * nb:3, None] ** 2,
+    Qin = Qin.at[:3 * nb].set(jnp.concatenate([params.bodies["planar_rigid"]["mass"][:, None] * c * v[2:3 * nb:3, None] ** 2,
                                                jnp.zeros((nb, 1))], 1).reshape(-1))
     np.testing.assert_allclose(P, (Q - Qin) @ v + dV, rtol=1e-10, atol=1e-8)
 

@@ -12,6 +12,12 @@ import jaxmbs as mb
 from jaxmbs.experimental.elementwise import elementwise_vmap
 from jaxmbs.zoo import chain
 
+
+def _scaled(params, s):
+    """The planar bodies' masses and inertias scaled by s."""
+    rb = params.bodies["planar_rigid"]
+    return params.with_body_fields("planar_rigid", mass=rb["mass"] * s, inertia=rb["inertia"] * s)
+
 S = importlib.import_module("jaxmbs.experimental.elementwise.strategy")
 VEC = importlib.import_module("jaxmbs.batch.vectorize")
 
@@ -293,7 +299,7 @@ def test_array_form_matches_vmap(monkeypatch):
     assert S._ew_form(chain(8)[0], mb.SchurCholesky()) == "array"
     mech, params, q0, v0 = chain(8)
     scale = jnp.asarray([0.8, 1.0, 1.3, 0.9, 1.1])
-    P = jax.vmap(lambda s: params.replace(mass=params.mass * s, inertia=params.inertia * s))(scale)
+    P = jax.vmap(lambda s: _scaled(params, s))(scale)
     Q0, V0 = jnp.broadcast_to(q0, (5, q0.size)), jnp.broadcast_to(v0, (5, q0.size))
     kw = dict(save_every=20)
     ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.06), 1e-3, vectorize="elementwise", **kw)
@@ -894,7 +900,7 @@ def test_scalar_form_writes_out_the_whole_factor_above_unroll_max(monkeypatch):
     B = S.EW_MIN_BATCH
     assert mb.batch_vectorization(mech, B) == "elementwise"
     scale = jnp.linspace(0.8, 1.2, B)
-    P = jax.vmap(lambda s: params.replace(mass=params.mass * s, inertia=params.inertia * s))(scale)
+    P = jax.vmap(lambda s: _scaled(params, s))(scale)
     Q0, V0 = jnp.broadcast_to(q0, (B, q0.size)), jnp.broadcast_to(v0, (B, q0.size))
     kw = dict(save_every=10)
     ew = mb.simulate_batch(mech, P, Q0, V0, (0.0, 0.02), 1e-3, **kw)

@@ -156,7 +156,8 @@ def test_shaking_force_is_minus_momentum_rate(runs):
     for _name, (tr, mech, params, loads) in runs.items():
         res = loads["result"]
         q, v, a = (np.asarray(x) for x in (res.q, res.v, res.a))
-        m, J, cg = np.asarray(params.mass), np.asarray(params.inertia), np.asarray(params.cg)
+        rb = params.bodies["planar_rigid"]
+        m, J, cg = np.asarray(rb["mass"]), np.asarray(rb["inertia"]), np.asarray(rb["cg"])
         nb = mech.n_bodies
         th, om, al = q[:, 2:3 * nb:3], v[:, 2:3 * nb:3], a[:, 2:3 * nb:3]
         sx = np.cos(th) * cg[:, 0] - np.sin(th) * cg[:, 1]

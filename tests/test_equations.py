@@ -98,13 +98,14 @@ def _kinetic(mech, params, q, v):
     T = 0.0
     for b in range(nb):
         x, y, th = q[3 * b: 3 * b + 3]
-        s = params.cg[b]
+        s = params.bodies["planar_rigid"]["cg"][b]
         rG = lambda qq: jnp.array([qq[0] + jnp.cos(qq[2]) * s[0] - jnp.sin(qq[2]) * s[1],
                                    qq[1] + jnp.sin(qq[2]) * s[0] + jnp.cos(qq[2]) * s[1]])
         _, vG = jax.jvp(rG, (q[3 * b: 3 * b + 3],), (v[3 * b: 3 * b + 3],))
-        T = T + 0.5 * params.mass[b] * vG @ vG + 0.5 * params.inertia[b] * v[3 * b + 2] ** 2
+        rb = params.bodies["planar_rigid"]
+        T = T + 0.5 * rb["mass"][b] * vG @ vG + 0.5 * rb["inertia"][b] * v[3 * b + 2] ** 2
     vp = v[3 * nb:].reshape(-1, 2)
-    return T + 0.5 * jnp.sum(params.particle_mass * jnp.sum(vp**2, -1))
+    return T + 0.5 * jnp.sum(params.bodies["particle2d"]["mass"] * jnp.sum(vp**2, -1))
 
 
 def test_mass_matrix_and_quadratic_velocity_terms_from_lagrange():
@@ -149,9 +150,9 @@ def test_forces_are_minus_gradient_of_potential():
     # loads: f1 constant, f2 scaled by u=0, f3 = fn(t); user force zero at v=0
     from jaxmbs.planar import forces as pf  # independent recomputation of the loads
     loads = np.zeros(mech.n_coords)
-    cols = mech.frame_cols()
+    cols = mech.frame_qcols("planar")
     lp = params.forces["load"]
-    for k, (frame, name) in enumerate(zip(mech.loads.frames, mech.loads.names)):
+    for k, (frame, name) in enumerate(zip(mech.force_block("load").frames, mech.force_block("load").names)):
         c = cols[frame]
         th = q[c[2]]
         s = lp["point"][k]
@@ -179,7 +180,7 @@ def test_damper_power_is_negative():
         # the f3 load has its own time function: evaluate at a time where it is known
         Q, V, P = generalized_forces(mech, params, q0 + 0.1 * q, v, 0.0, jnp.array([0.0]))
         f3 = np.zeros(mech.n_coords)
-        c = mech.frame_cols()[mech.loads.frames[2]]
+        c = mech.frame_qcols("planar")[mech.force_block("load").frames[2]]
         f3[c[1]] = 0.5
         assert float(P) - float(f3 @ v) < 0.0
 

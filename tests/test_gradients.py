@@ -17,7 +17,7 @@ from jax.test_util import check_grads
 from mechanisms import double_pendulum, four_bar, four_bar_model, kitchen_sink, slider_crank
 
 import jaxmbs as mb
-from jaxmbs.core.equations import MassMatrix
+from jaxmbs.planar.mass import MassMatrix
 
 MODES = ("fwd", "rev")
 # finite-difference step of check_grads (its default 1e-4 is a truncation error of ~1e-4
@@ -130,11 +130,12 @@ def test_check_grads_accelerations_wrt_params_and_state():
     s = mb.assemble(mech, params, q0, jnp.zeros_like(q0).at[2].set(1.5), fixed=("crank.theta",))
 
     def f(mass, inertia, q, v):
-        p = params.replace(mass=mass, inertia=inertia)
+        p = params.with_body_fields("planar_rigid", mass=mass, inertia=inertia)
         a = mb.accelerations(mech, p, q, v, 0.0)
         return jnp.concatenate([a.qdd, a.lam])
 
-    check_grads(jax.jit(f), (params.mass, params.inertia, s.q, s.v), order=1, modes=MODES, eps=EPS)
+    rb = params.bodies["planar_rigid"]
+    check_grads(jax.jit(f), (rb["mass"], rb["inertia"], s.q, s.v), order=1, modes=MODES, eps=EPS)
 
 
 @pytest.mark.slow
@@ -260,12 +261,13 @@ def test_check_grads_inverse_dynamics():
     ts = jnp.linspace(0.0, 0.3, 11)
 
     def f(mass, inertia, L):
-        p = mech.replace(params.replace(mass=mass, inertia=inertia),
+        p = mech.replace(params.with_body_fields("planar_rigid", mass=mass, inertia=inertia),
                          {"B.point_i": jnp.stack([L / 2, 0.0])})
         idy = mb.inverse_dynamics(mech, p, q, ts)
         return jnp.concatenate([idy.lam.ravel(), idy.reactions["A"]["force"].ravel()])
 
-    check_grads(jax.jit(f), (params.mass, params.inertia, 0.3), order=1, modes=MODES, eps=EPS)
+    rb = params.bodies["planar_rigid"]
+    check_grads(jax.jit(f), (rb["mass"], rb["inertia"], 0.3), order=1, modes=MODES, eps=EPS)
 
 
 # ------------------------------------------------------- a 1000-step closed-loop rollout

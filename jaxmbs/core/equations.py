@@ -433,7 +433,3 @@ def energy_terms(mech: Mechanism, params: Params, q, v, t=0.0):
     T = 0.5 * v @ M.apply(v)
     _, V, _ = generalized_forces(mech, params, q, v, t, jnp.zeros((mech.n_controls,), q.dtype))
     return T, V
-
-
-def __getattr__(name):  # legacy names registered by the dimension packages (MassMatrix)
-    return F.legacy("equations", name)

@@ -351,21 +351,3 @@ class ScalarNode(NodeFamily):
 
 
 register(ScalarNode())
-
-
-# names that used to live in core modules and moved into a dimension package (e.g. the
-# planar mass operator, once jaxmbs.core.equations.MassMatrix): registered by that package and
-# served by the core module's __getattr__, so old imports keep working
-LEGACY = {}
-
-
-def register_legacy(module: str, name: str, obj):
-    """Make `obj` importable as `module.name` (e.g. 'equations', 'MassMatrix')."""
-    LEGACY[(module, name)] = obj
-
-
-def legacy(module: str, name: str):
-    try:
-        return LEGACY[(module, name)]
-    except KeyError:
-        raise AttributeError(f"module 'jaxmbs.{module}' has no attribute {name!r}") from None

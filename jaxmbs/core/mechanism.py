@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -26,26 +26,8 @@ import numpy as np
 from . import families as fam_registry
 from ._tree import pytree_dataclass, static_class
 
-__all__ = ["Mechanism", "Params", "State", "JointInfo", "FamilyBlock", "ForceBlock",
+__all__ = ["Mechanism", "Params", "JointInfo", "FamilyBlock", "ForceBlock",
            "NodeBlock", "BodyBlock", "UserFunction"]
-
-
-class State(NamedTuple):
-    """Mechanism state: time t (s), coordinates q (n_coords,), velocities v (n_vel,)."""
-
-    t: Any
-    q: Any
-    v: Any
-
-
-def _legacy_aliases():
-    """{'mass': (body family, field), ...}: short attribute names of Params declared by
-    body families (`legacy_params`), e.g. params.mass for the planar bodies' masses."""
-    out = {}
-    for name in fam_registry.registered("body"):
-        for alias, field in getattr(fam_registry.body_family(name), "legacy_params", {}).items():
-            out[alias] = (name, field)
-    return out
 
 
 @pytree_dataclass
@@ -56,8 +38,7 @@ class Params:
     (k,) kg, inertia (k,) kg m^2 about the CG, cg (k, 2) m; spatial bodies: inertia
     (k, 3, 3)); gravity (d,) m/s^2; joints[family][field] (k, ...);
     forces[family][field] (k, ...); user[name]: parameters of user constraints/forces.
-    Body families may declare short aliases: `params.mass`, `params.inertia`,
-    `params.cg`, `params.particle_mass` are the planar bodies' and particles' data.
+    By name: `Mechanism.get(params, "crank.mass")`, `Mechanism.replace(params, {...})`.
     """
 
     bodies: dict
@@ -66,36 +47,30 @@ class Params:
     forces: dict
     user: dict
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        alias = _legacy_aliases().get(name)
-        if alias is None:
-            raise AttributeError(f"Params has no field {name!r}")
-        fam, field = alias
-        d = self.bodies.get(fam)
-        if d is None or field not in d:
-            return jnp.zeros((0,))
-        return d[field]
-
     def replace(self, **kw):
-        """New Params with fields replaced; the legacy aliases (mass, inertia, cg,
-        particle_mass) replace the corresponding body family field."""
-        aliases = _legacy_aliases()
-        bodies = {f: dict(d) for f, d in self.bodies.items()}
-        fields = {"bodies": bodies, "gravity": self.gravity, "joints": self.joints,
+        """New Params with some of the fields bodies, gravity, joints, forces, user replaced."""
+        fields = {"bodies": self.bodies, "gravity": self.gravity, "joints": self.joints,
                   "forces": self.forces, "user": self.user}
         for k, v in kw.items():
-            if k in fields:
-                fields[k] = v
-                if k == "bodies":
-                    bodies = fields["bodies"] = {f: dict(d) for f, d in v.items()}
-            elif k in aliases:
-                fam, field = aliases[k]
-                bodies.setdefault(fam, {})[field] = v
-            else:
-                raise TypeError(f"Params.replace: unknown field {k!r}")
+            if k not in fields:
+                raise TypeError(f"Params.replace: unknown field {k!r}; fields: {', '.join(fields)}")
+            fields[k] = v
         return Params(**fields)
+
+    def with_body_fields(self, family, **values):
+        """New Params with body family `family`'s fields replaced, each by an array of one
+        entry per body of the family (e.g. with_body_fields("planar_rigid", mass=m) with
+        m (n_bodies,) kg). For single bodies by name, use `Mechanism.replace`."""
+        bodies = {f: dict(d) for f, d in self.bodies.items()}
+        if family not in bodies:
+            raise ValueError(f"Params.with_body_fields: no body family {family!r} here; "
+                             f"families: {', '.join(bodies)}")
+        unknown = set(values) - set(bodies[family])
+        if unknown:
+            raise ValueError(f"Params.with_body_fields: {family!r} has no field "
+                             f"{', '.join(sorted(unknown))}; fields: {', '.join(bodies[family])}")
+        bodies[family].update(values)
+        return self.replace(bodies=bodies)
 
 
 @static_class
@@ -294,11 +269,6 @@ class Mechanism:
         (index n_vel)."""
         return _frame_tables(self)[2][kind]
 
-    def frame_cols(self) -> np.ndarray:
-        """(n_frames, 3) indices of each planar frame's (x, y, theta) in q extended by one
-        zero (the ground's entries and a particle's theta point at index n)."""
-        return self.frame_qcols("planar")
-
     def frame_kind(self) -> str:
         """The one frame kind of this mechanism's frames ('' if it has none)."""
         kinds = {k for k in self.frame_kinds() if k}
@@ -410,19 +380,6 @@ class Mechanism:
             if b.kind == kind:
                 return b
         return ForceBlock(kind, (), (), ())
-
-    # planar-era views of the force registry
-    @property
-    def springs(self):
-        return self.force_block("spring")
-
-    @property
-    def torsions(self):
-        return self.force_block("torsion")
-
-    @property
-    def loads(self):
-        return self.force_block("load")
 
     # --- named parameter access ----------------------------------------------
     def param_names(self) -> tuple:

@@ -334,7 +334,7 @@ def block_loads(train: CrankTrain, mech, params, q0, samples: int = 72, tol=None
         tol = max(1e-10, 64 * float(jnp.finfo(q0.dtype).eps))
     res = inverse_dynamics(mech, params, q0, ts, tol=tol)
     reac = res.reactions
-    cols = mech.frame_cols()
+    cols = mech.frame_qcols("planar")
     cyl = []
     for k in range(1, train.n + 1):
         cyl.append(-(reac[f"web{k}"]["force"] + reac[f"bore{k}"]["force"]))
@@ -363,10 +363,11 @@ def block_loads(train: CrankTrain, mech, params, q0, samples: int = 72, tol=None
 def momentum_rates(mech, params, q, v, a) -> tuple:
     """(dp/dt (s, 2) N, dH/dt (s,) N m): rates of change of the total linear momentum and
     of the angular momentum about the origin (z axis) of all bodies, from coordinates,
-    velocities and accelerations (s, n) (each body's CG from params.cg). Particles included."""
+    velocities and accelerations (s, n) (each body's CG from its Params). Particles included."""
     q, v, a = (jnp.atleast_2d(jnp.asarray(x)) for x in (q, v, a))
     nb, npart = mech.n_bodies, mech.n_particles
-    mass, inertia, cg = params.mass, params.inertia, params.cg
+    rigid = params.bodies["planar_rigid"]
+    mass, inertia, cg = rigid["mass"], rigid["inertia"], rigid["cg"]
     qb = q[:, :3 * nb].reshape(-1, nb, 3)
     vb = v[:, :3 * nb].reshape(-1, nb, 3)
     ab = a[:, :3 * nb].reshape(-1, nb, 3)
@@ -379,7 +380,7 @@ def momentum_rates(mech, params, q, v, a) -> tuple:
     dp = jnp.einsum("b,sbc->sc", mass, ac)
     dH = jnp.sum(mass * (rc[..., 0] * ac[..., 1] - rc[..., 1] * ac[..., 0]) + inertia * al, -1)
     if npart:
-        pm = params.particle_mass
+        pm = params.bodies["particle2d"]["mass"]
         qp = q[:, 3 * nb:].reshape(-1, npart, 2)
         ap = a[:, 3 * nb:].reshape(-1, npart, 2)
         dp = dp + jnp.einsum("p,spc->sc", pm, ap)

@@ -65,7 +65,6 @@ class PlanarRigidBody(F.BodyFamily):
     name = "planar_rigid"
     node = "planar_rigid"
     fields = ("mass", "inertia", "cg")
-    legacy_params = {"mass": "mass", "inertia": "inertia", "cg": "cg"}
 
     def mass_part(self, p, X):
         z = jnp.zeros((0,), X.dtype)
@@ -108,7 +107,6 @@ class Particle2DBody(F.BodyFamily):
     name = "particle2d"
     node = "particle2d"
     fields = ("mass",)
-    legacy_params = {"particle_mass": "mass"}
 
     def mass_part(self, p, X):
         z = jnp.zeros((0,), X.dtype)
@@ -222,4 +220,3 @@ for _name, _ff in pf.FORCE_FAMILIES.items():
     F.register(PlanarForce(_name, _ff.evaluate, _ff.fields,
                            needs_inertia=_name == "rotating_frame"))
 F.register(PlanarLoad())
-F.register_legacy("equations", "MassMatrix", MassMatrix)

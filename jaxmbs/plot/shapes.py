@@ -58,7 +58,7 @@ def geometry(mech, params, q) -> dict:
             f"q must have shape ({mech.n_coords},) for this mechanism, got {q.shape}; "
             "pass one configuration (e.g. traj.q[-1]), not a trajectory or a batch")
     qe = np.append(q, 0.0)
-    cols = mech.frame_cols()
+    cols = mech.frame_qcols("planar")
     X = qe[cols]  # (n_frames, 3): x, y, theta of every frame (ground = 0)
     body_frames = _node_frames(mech, "planar_rigid")
 
@@ -95,17 +95,18 @@ def geometry(mech, params, q) -> dict:
         shear.setdefault(name.rsplit(".n", 1)[0], []).append(f)
     out["beams"] += [(beam, X[fs, :2].copy(), X[fs, :2].copy()) for beam, fs in shear.items()]
     forces = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
-    if mech.springs.names:
+    springs, loads = mech.force_block("spring"), mech.force_block("load")
+    if springs.names:
         sp = forces["spring"]
-        for k, name in enumerate(mech.springs.names):
-            fi, fj = mech.springs.frames_i[k], mech.springs.frames_j[k]
+        for k, name in enumerate(springs.names):
+            fi, fj = springs.frames_i[k], springs.frames_j[k]
             attach(fi, sp["point_i"][k])
             attach(fj, sp["point_j"][k])
             Pi, Pj = glob(fi, sp["point_i"][k]), glob(fj, sp["point_j"][k])
             out["springs"].append((name, Pi, Pj, fi == _GROUND, fj == _GROUND))
             out["grounds"] += [P for P, f in ((Pi, fi), (Pj, fj)) if f == _GROUND]
-    if mech.loads.names:
-        for k, f in enumerate(mech.loads.frames):
+    if loads.names:
+        for k, f in enumerate(loads.frames):
             attach(f, forces["load"]["point"][k])
     _contact_geometry(mech, forces, out, glob, attach)
 
@@ -370,6 +371,11 @@ def _draw_contacts(ax, geo, alpha):
     ax.set_ylim(y0, y1)
 
 
+def _cross2(a, b):
+    """z component of the cross product of 2-vectors."""
+    return a[0] * b[1] - a[1] * b[0]
+
+
 def _hull(P):
     """Convex hull (counter-clockwise, collinear points dropped) of (k, 2) points."""
     P = np.unique(np.round(P, 12), axis=0)
@@ -380,7 +386,7 @@ def _hull(P):
     def half(points):
         h = []
         for p in points:
-            while len(h) >= 2 and np.cross(h[-1] - h[-2], p - h[-2]) <= 1e-15:
+            while len(h) >= 2 and _cross2(h[-1] - h[-2], p - h[-2]) <= 1e-15:
                 h.pop()
             h.append(p)
         return h

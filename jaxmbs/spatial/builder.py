@@ -547,6 +547,37 @@ class SpatialModel(CableBuilder, BuilderBase):
         return name
 
     @recorded
+    def add_point_on_cylinder(self, name, body_i, body_j, radius=None, at=None, axis=None,
+                              point_i=None, point_j=None, axis_i=None) -> str:
+        """A point of body_j stays on a cylinder fixed in body_i (1 equation): its distance
+        from the cylinder's axis equals `radius` (a bead on a cylindrical surface).
+
+        at / point_i: a point of the axis (global initial / body_i coordinates, m); axis /
+        axis_i: the axis direction; point_j: the point of body_j (body_j coordinates; default
+        body_j's reference point); radius (m): default the point's initial distance from the
+        axis. The multiplier is the normal force on body_j, outward positive (N)."""
+        owner = f"point-on-cylinder {name!r}"
+        self._new_name(name, "joint")
+        self._two(owner, body_i, body_j)
+        si = self._local(body_i, owner, at, point_i, "_i")
+        sj = self._local(body_j, owner, None, point_j, "_j")
+        a = _unit3(axis_i, f"{owner}: axis_i") if axis_i is not None else \
+            self._dir_local(body_i, owner, axis)
+        d = self._global_point(body_j, sj) - self._global_point(body_i, si)
+        A = self._frame(body_i, owner)[2] @ a
+        rho = float(np.linalg.norm(d - np.dot(A, d) * A))
+        if radius is None:
+            if rho < 1e-12:
+                raise ValueError(f"{owner}: the point lies on the axis in the initial "
+                                 "configuration; give a radius and a point off the axis")
+            radius = rho
+        B.positive(radius, f"{owner}: radius")
+        part = self._add_inst("cyl_point", body_i, body_j, name, point_i=si, a_i=a, point_j=sj,
+                              radius=float(radius))
+        self._add_joint(name, "point_on_cylinder", body_i, body_j, [part], point_ref=part)
+        return name
+
+    @recorded
     def add_parallel_axes(self, name, body_i, body_j, axis=None, axis_i=None, axis_j=None) -> str:
         """An axis of body_j stays parallel to an axis of body_i (2 equations)."""
         owner = f"parallel axes {name!r}"

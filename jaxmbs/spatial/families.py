@@ -498,6 +498,39 @@ class Dist3(_Spatial):
         return ell[:, None], Gi[:, None], Gj[:, None], quad[:, None]
 
 
+class PointOnCylinder(_Spatial):
+    """A point of frame j on a cylinder of frame i (1 row): the distance of P_j from the
+    axis through P_i along a_i equals `radius`, written as
+
+        g = (|d|^2 - (A . d)^2 - radius^2) / (2 radius),   d = P_j - P_i,  A = R_i a_i
+
+    (zero on the cylinder, its gradient there that of the distance itself). point_i (k, 3)
+    on the axis and point_j (k, 3), body coordinates (m); a_i (k, 3) the axis, a unit vector
+    in body i's coordinates; radius (k,) m. On the axis (|d - (A . d) A| = 0) the row has
+    no gradient (the saddle solve flags SINGULAR)."""
+
+    name = "cyl_point"
+    rows = 1
+    fields = ("point_i", "a_i", "point_j", "radius")
+
+    def evaluate(self, p, Xi, Xj, Vi, Vj):
+        si, sj = _Side(Xi, Vi), _Side(Xj, Vj)
+        A, Ad, Aq = si.direction(p["a_i"])
+        Pi, Pid, Piq = si.point(p["point_i"])
+        Pj, Pjd, Pjq = sj.point(p["point_j"])
+        d, dd, dq = Pj - Pi, Pjd - Pid, Pjq - Piq
+        R = p["radius"]
+        h, hd = dot(A, d), dot(Ad, d) + dot(A, dd)  # the axial coordinate and its rate
+        hq = dot(A, dq) + dot(d, Aq) + 2.0 * dot(Ad, dd)  # its second derivative at zero acc.
+        g = (dot(d, d) - h * h - R * R) / (2.0 * R)
+        # dg = (d . dd - h dh) / R; dh's blocks: the point-on-plane row's (`_dot2_parts`)
+        Gi = (-si.row_point(p["point_i"], d)
+              - h[:, None] * (si.row_dir(p["a_i"], d) - si.row_point(p["point_i"], A))) / R[:, None]
+        Gj = (sj.row_point(p["point_j"], d) - h[:, None] * sj.row_point(p["point_j"], A)) / R[:, None]
+        quad = (dot(dd, dd) + dot(d, dq) - hd * hd - h * hq) / R
+        return g[:, None], Gi[:, None], Gj[:, None], quad[:, None]
+
+
 class RotDriver(_Spatial):
     """Prescribed rotation theta(t) of frame j relative to frame i about a revolute axis
     (1 row): sin(theta - f(t)) = 0 with cos(theta) = f_i . f_j, sin(theta) = g_i . f_j;
@@ -743,5 +776,5 @@ class JointRotor(_Spatial):
 
 for _f in (SpatialFrame(), SpatialRigidNode(), Particle3DNode(), SpatialRigidBody(),
            Particle3DBody(), Sph(), Dot1(), Dot2(), Dist3(), RotDriver(), DiscContact(),
-           DiscNoSlip(), RotorNode(), RotorBody(), JointRotor()):
+           DiscNoSlip(), RotorNode(), RotorBody(), JointRotor(), PointOnCylinder()):
     F.register(_f)
