@@ -523,8 +523,8 @@ def test_model_file_round_trip_and_params_leaves(tmp_path):
     mech2, params2, q02, _ = io.load_model(path).build()
     assert mech2.n_constraints == mech.n_constraints == 3 + 2 + 3
     np.testing.assert_array_equal(q02, q0)
-    p = mech.replace(params, {"P.xi": 0.5, "pin.xi_i": 0.9, "slide.beam_slider_angle.axis_j": [0.0, 1.0],
-                              "slide.beam_slider.point_j": [0.0, 0.1]})
+    p = mech.replace(params, {"P.xi": 0.5, "pin.xi_i": 0.9, "slide.axis_j": [0.0, 1.0],
+                              "slide.point_j": [0.0, 0.1]})
     assert float(p.forces["beam_load"]["xi"][0]) == 0.5
     assert float(p.joints["beam_beam_point"]["xi_i"][0]) == 0.9
     with pytest.raises(ValueError, match="xi"):

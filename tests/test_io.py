@@ -169,8 +169,18 @@ def test_model_files_of_earlier_versions_load_the_same(name):
     mech, params, q0, v0 = mb.load_model(os.path.join(here, f"{name}.json")).build()
     assert list(mech.coordinate_names()) == ref["coordinates"]
     assert mech.n_constraints == ref["n_constraints"]
-    assert sorted(mech.param_names()) == sorted(ref["params"])
+    # (every parameter by where it is stored; the names of the second and later constraint
+    # parts of a joint follow the one key rule of jaxmbs.core.build.joint_keys since then:
+    # 'A.dot12.a_i' became 'A.dot1.a_i')
+    renamed = {"dot12": "dot1", "dot13": "dot1_2", "dot22": "dot2", "dot23": "dot2_2"}
+
+    def today(key):
+        parts = key.split(".")
+        return ".".join(renamed.get(x, x) for x in parts)
+
+    assert sorted(mech.param_names()) == sorted(today(k) for k in ref["params"])
     for key, value in ref["params"].items():
-        np.testing.assert_array_equal(np.asarray(mech.get(params, key)), np.asarray(value), err_msg=key)
+        np.testing.assert_array_equal(np.asarray(mech.get(params, today(key))), np.asarray(value),
+                                      err_msg=key)
     np.testing.assert_array_equal(np.asarray(q0), np.asarray(ref["q0"]))
     np.testing.assert_array_equal(np.asarray(v0), np.asarray(ref["v0"]))

@@ -25,15 +25,21 @@ __all__ = ["BuilderBase", "recorded", "GROUND", "finite", "positive", "vector", 
 GROUND = "ground"
 
 
-def finite(x, what):
-    """float(x), or ValueError naming `what` unless x is a finite real number (bool and
-    text refused)."""
+def _number(x, what):
+    """float(x), or ValueError naming `what` unless x is a real number (bool and text
+    refused)."""
     if isinstance(x, (bool, np.bool_, str, bytes)):
         raise ValueError(f"{what} must be a number, got {x!r}")
     try:
-        v = float(x)
+        return float(x)
     except (TypeError, ValueError):
         raise ValueError(f"{what} must be a number, got {x!r}") from None
+
+
+def finite(x, what):
+    """float(x), or ValueError naming `what` unless x is a finite real number (bool and
+    text refused)."""
+    v = _number(x, what)
     if not math.isfinite(v):
         raise ValueError(f"{what} must be finite, got {v!r}")
     return v
@@ -42,15 +48,53 @@ def finite(x, what):
 def positive(x, what):
     """float(x), or ValueError naming `what` unless x is a positive finite number (bool
     and text refused)."""
-    if isinstance(x, (bool, np.bool_, str, bytes)):
-        raise ValueError(f"{what} must be a number, got {x!r}")
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {x!r}") from None
+    v = _number(x, what)
     if not (math.isfinite(v) and v > 0):
         raise ValueError(f"{what} must be positive and finite, got {v!r}")
     return v
+
+
+def contact_law(owner, k, exponent, damping, restitution, impact_velocity, damping_model,
+                friction, slip_velocity) -> dict:
+    """The validated penalty-contact law of every contact force (planar and spatial):
+    stiffness k, force exponent, damping chi (s/m; from a coefficient of restitution at an
+    impact velocity when given, Lankarani-Nikravesh or Hunt-Crossley), Coulomb friction mu
+    and the slip velocity that regularises it. ValueError naming `owner` and the item."""
+    k = positive(k, f"{owner}: k")
+    if damping_model not in ("lankarani-nikravesh", "hunt-crossley"):
+        raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
+                         f"'hunt-crossley', got {damping_model!r}")
+    n = finite(exponent, f"{owner}: exponent")
+    if n < 1.0:
+        raise ValueError(f"{owner}: exponent must be >= 1 (1.5 for Hertz, 1 for a linear "
+                         f"penalty), got {n}")
+    if restitution is not None:
+        if damping is not None:
+            raise ValueError(f"{owner}: give either damping (chi, s/m) or restitution with "
+                             "impact_velocity, not both")
+        e = finite(restitution, f"{owner}: restitution")
+        if not 0.0 < e <= 1.0:
+            raise ValueError(f"{owner}: restitution must be in (0, 1], got {e}")
+        if impact_velocity is None:
+            raise ValueError(f"{owner}: restitution needs impact_velocity (m/s, > 0), the "
+                             "approach speed for which the damping is designed")
+        vi = positive(impact_velocity, f"{owner}: impact_velocity")
+        if damping_model == "lankarani-nikravesh":
+            chi = 3.0 * (1.0 - e * e) / (4.0 * vi)
+        elif damping_model == "hunt-crossley":
+            chi = 3.0 * (1.0 - e) / (2.0 * vi)
+        else:
+            raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
+                             f"'hunt-crossley', got {damping_model!r}")
+    else:
+        chi = 0.0 if damping is None else finite(damping, f"{owner}: damping")
+        if chi < 0:
+            raise ValueError(f"{owner}: damping must be >= 0 s/m, got {chi}")
+    mu = finite(friction, f"{owner}: friction")
+    if mu < 0:
+        raise ValueError(f"{owner}: friction coefficient must be >= 0, got {mu}")
+    return dict(k=k, exponent=n, damping=chi, mu=mu,
+                v_eps=positive(slip_velocity, f"{owner}: slip_velocity"))
 
 
 def vector(x, n, what):
@@ -66,6 +110,15 @@ def vector(x, n, what):
     if a.shape != (n,) or not np.all(np.isfinite(a)):
         raise ValueError(f"{what}: expected a finite {n}-vector {names}, got {x!r}")
     return a
+
+
+def unit(x, n, what):
+    """`vector(x, n, what)` divided by its length; ValueError for a zero-length one."""
+    a = vector(x, n, what)
+    norm = np.linalg.norm(a)
+    if norm < 1e-12:
+        raise ValueError(f"{what}: zero-length direction {a}; give a nonzero vector")
+    return a / norm
 
 
 def user_params(params, what):
@@ -195,6 +248,109 @@ class BuilderBase:
         user_params(params, f"force {name!r}")
         self._user_forces.append(dict(name=name, fn=fn, params=params))
         return name
+
+
+    # ------------------------------------------------------------------ build
+    # What a builder declares (class attributes) and provides (hooks) to the one build():
+    RIGID_BODIES = ()  # body families of the rigid bodies and particles, in node order
+    # {(joint kind, constraint family): key}: the driven row's value, named "<joint>.<key>",
+    # of joints that are not drivers (a distance constraint's length, ...)
+    VALUE_KEYS = {}
+
+    def _node_specs(self) -> list:
+        """Every node (dicts for `layout_nodes`), rigid bodies and particles first."""
+        raise NotImplementedError
+
+    def _has_bodies(self) -> bool:
+        raise NotImplementedError
+
+    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row):
+        """Rows with extra (massless) coordinates or nodes of their own, appended after the
+        joint families: returns (row, q0, v0)."""
+        return row, q0, v0
+
+    def _generated_constraints(self, nblocks) -> list:
+        """User-constraint entries the builder makes itself (joint couplings)."""
+        return []
+
+    def _force_instances(self) -> dict:
+        raise NotImplementedError
+
+    def _extra_forces(self, fblocks, fparams, keys):
+        """Force blocks the builder assembles itself (appended in place)."""
+
+    def _n_controls(self) -> int:
+        raise NotImplementedError
+
+    def build(self):
+        """Validate and return (mechanism, params, q0, v0) (a `jaxmbs.Built`)."""
+        from ..planar.builder import Built  # (the named tuple; no planar code runs)
+        from .mechanism import JointInfo, Mechanism, Params
+
+        if not self._has_bodies():
+            raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
+        nblocks, bblocks, bparams, keys, fidx, q0, v0 = layout_nodes(self._node_specs(),
+                                                                    self.RIGID_BODIES)
+        keys.append(("gravity", ("gravity", None, None, None, None)))
+        families, jparams, where, row = constraint_blocks(self._inst, fidx)
+        row, q0, v0 = self._extra_rows(nblocks, fidx, q0, v0, families, jparams, where, row)
+        user_params_out = {}
+        ucons, _, uwhere, nonholonomic, row = user_rows(
+            self._user_constraints + self._generated_constraints(nblocks), q0, v0, row,
+            user_params_out, keys)
+        where.update(uwhere)
+        for fam in families:
+            if F.constraint_family(fam.kind).nonholonomic:
+                nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
+        vcons, row = velocity_rows(self._user_constraints, q0, v0, row, user_params_out, keys,
+                                   where, nonholonomic)
+        joints = []
+        for j in self._joints:
+            rows = tuple(r for part in j["parts"] for r in where[part])
+            joints.append(JointInfo(j["name"], j["kind"], fidx[j["bi"]], fidx[j["bj"]], rows,
+                                    j["point_ref"], j["driver"]))
+            keys += joint_keys(j, self.VALUE_KEYS)
+        for uc in ucons:
+            joints.append(JointInfo(uc.name, "constraint", 0, 0, where[("user", uc.name)]))
+        for uc in vcons:
+            joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
+        fblocks, fparams, fkeys = force_blocks(self._force_instances(), fidx)
+        keys += fkeys
+        uforces = user_force_entries(self._user_forces, user_params_out, keys)
+        self._extra_forces(fblocks, fparams, keys)
+        mech = Mechanism(tuple(nblocks), tuple(bblocks), tuple(families), tuple(ucons),
+                         tuple(joints), tuple(fblocks), tuple(uforces), self._n_controls(),
+                         tuple(keys), velocity_constraints=tuple(vcons),
+                         nonholonomic_rows=tuple(int(r) for r in nonholonomic))
+        params = Params(bodies=bparams, gravity=jnp.asarray(self.gravity), joints=jparams,
+                        forces=fparams, user=user_params_out)
+        return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
+
+
+def joint_keys(j, value_keys) -> list:
+    """The named parameter keys of one joint (the one rule of every builder): each field of
+    each constraint part as "<joint>.<field>"; a field whose name an earlier part of the
+    joint took as "<joint>.<family>.<field>" (and "<joint>.<family>_<n>.<field>", n = 2,
+    3, ... for a family's further parts); a driver's profile as "<joint>.coef", ".amp",
+    ".omega", ".phase"; and the driven value of a non-driver named by `value_keys`
+    ({(joint kind, family): key}, e.g. a distance constraint's "<joint>.length")."""
+    out, used = [], set()
+    for fam, k in j["parts"]:
+        cf = F.constraint_family(fam)
+        fields = list(cf.fields) + (["coef", "amp", "omega", "phase"] if cf.driven and j["driver"] else [])
+        for field in fields:
+            key, n = f"{j['name']}.{field}", 1
+            if key in used:
+                key = f"{j['name']}.{fam}.{field}"
+            while key in used:
+                n += 1
+                key = f"{j['name']}.{fam}_{n}.{field}"
+            used.add(key)
+            out.append((key, ("joints", fam, field, k, None)))
+        value = value_keys.get((j["kind"], fam))
+        if cf.driven and not j["driver"] and value:
+            out.append((f"{j['name']}.{value}", ("joints", fam, "coef", k, 0)))
+    return out
 
 
 # ------------------------------------------------------------------ build helpers

@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["FrameKind", "NodeFamily", "BodyFamily", "ConstraintFamily", "ForceFamily",
+__all__ = ["FrameKind", "NodeFamily", "BodyFamily", "PointMassBody", "ConstraintFamily", "ForceFamily",
            "ForceArgs", "register", "frame_kind", "node_family", "body_family",
            "constraint_family", "force_family", "registered", "REGISTRY"]
 
@@ -185,6 +185,24 @@ class BodyFamily:
         ValueError) or jax.numpy for traced ones (`jaxmbs.core.validate.params_status`: the PARAMS
         status flag of simulate)."""
         return []
+
+
+class PointMassBody(BodyFamily):
+    """What a particle body family (mass (k,) kg, no orientation) shares in every dimension:
+    its validation and its inertial parameters (m,). Subclasses give the name, the node
+    family, `mass_part`, `loads` and `inertia_data`."""
+
+    fields = ("mass",)
+    inertial_labels = ("m",)
+
+    def validate(self, p, xp=np):
+        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
+
+    def to_inertial(self, p):
+        return p["mass"][:, None]
+
+    def from_inertial(self, x):
+        return {"mass": x[:, 0]}
 
 
 class ConstraintFamily:

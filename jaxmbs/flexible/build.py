@@ -410,15 +410,14 @@ class BeamBuilder(_BeamMethods):
           [0, 1] the material point xi of the element that starts at it; the ground or a
           beam node, with xi_other likewise (the ground: 0).
         Nodes on both sides (xi = xi_other = 0): families 'ancf_point' + 'ancf_slope',
-        Params leaves f'{name}.ancf_point.point' (the constant offset (2,), m) and
-        f'{name}.ancf_slope.angle' (rad); a material point and the ground: 'beam_point' +
-        'beam_slope' (as `add_beam_body_weld` to the ground), Params leaves
-        f'{name}.beam_point.point_i' (m), '.beam_slope.axis_i' (the initial unit slope),
-        '.beam_point.xi', '.beam_point.length' (and the same under '.beam_slope');
-        material points of two elements: 'beam_beam_point' + 'beam_beam_slope', Params
-        leaves f'{name}.beam_beam_point.point' (m), f'{name}.beam_beam_slope.angle' (rad,
-        from `other`'s initial slope to `node`'s) and '.xi_i', '.xi_j', '.length_i',
-        '.length_j' under both (i: `other`, j: `node`). Reaction reported: the force on
+        Params leaves f'{name}.point' (the constant offset (2,), m) and f'{name}.angle'
+        (rad); a material point and the ground: 'beam_point' + 'beam_slope' (as
+        `add_beam_body_weld` to the ground), Params leaves f'{name}.point_i' (m),
+        '.axis_i' (the initial unit slope), '.xi', '.length' (and '.beam_slope.xi',
+        '.beam_slope.length'); material points of two elements: 'beam_beam_point' +
+        'beam_beam_slope', Params leaves f'{name}.point' (m), f'{name}.angle' (rad, from
+        `other`'s initial slope to `node`'s) and '.xi_i', '.xi_j', '.length_i', '.length_j'
+        (and the same under '.beam_beam_slope'; i: `other`, j: `node`). Reaction reported: the force on
         `node`'s side (N) and its moment. A node of a shear beam (`add_shear_beam`, a
         planar frame) is clamped by `add_weld` at its position (its position and its
         cross-section angle theta, 3 rows; `other` may then also be a rigid body; xi and
@@ -565,15 +564,14 @@ class BeamBuilder(_BeamMethods):
             the beam (a prismatic joint on a flexible guide; a rigid body or the ground,
             not a particle). axis: (2,) that direction, global, in the initial
             configuration (default: the beam's direction; it must be along it). Params
-            leaf f'{name}.beam_slider_angle.axis_j' (body coordinates).
+            leaf f'{name}.axis_j' (body coordinates).
         The initial rate of s is the tangential part of the point's initial velocity
         (the beam starts at rest); call `jaxmbs.assemble` if the point does not start on
         the beam. The point must stay within the beam (0 <= s <= its length): beyond its
         ends the end elements' cubics are extrapolated and nothing stops it. Reaction
         reported: the force on `body` (N, normal to the beam's tangent: frictionless) and
         its moment. Params leaves f'{name}.point_j', '.length' (the beam's element length,
-        copied); with prismatic=True f'{name}.beam_slider.point_j', '.beam_slider.length',
-        '.beam_slider_angle.axis_j', '.beam_slider_angle.length'.
+        copied); with prismatic=True also '.axis_j' and '.beam_slider_angle.length'.
         """
         self._new_name(name, "joint")
         owner = f"slider {name!r}"
@@ -720,15 +718,15 @@ class CableBuilder(_BeamMethods):
         leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi', '.length'). A particle has no
         orientation: refused. Reaction reported: force on the cable element (N) and its
         moment about the element's first node."""
-        from ..spatial.builder import _perp_pair, _unit3
+        from ..spatial.geometry import perp_pair
 
         owner, elem, x, L, t, s = self._beam_body(name, "beam-body weld", node, body, xi, at, point)
         self._oriented(owner, body)  # a particle: no axis to weld to
         if axis_i is not None:
-            u = _unit3(axis_i, f"{owner}: axis_i")
+            u = B.unit(axis_i, 3, f"{owner}: axis_i")
         else:
-            u = self._frame(body, owner)[2].T @ _unit3(t if axis is None else axis, f"{owner}: axis")
-        f, g = _perp_pair(u)
+            u = self._frame(body, owner)[2].T @ B.unit(t if axis is None else axis, 3, f"{owner}: axis")
+        f, g = perp_pair(u)
         p1 = self._add_inst("beam3d_point", body, elem, name, point_i=s, xi=x, length=L)
         p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g, xi=x, length=L)
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])

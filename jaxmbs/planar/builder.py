@@ -19,10 +19,9 @@ import numpy as np
 
 from .. import profiles as prof
 from ..core import build as B
-from ..core import families as _F
 from ..core.build import GROUND, BuilderBase
 from ..core.build import recorded as _recorded
-from ..core.mechanism import FamilyBlock, ForceBlock, JointInfo, Mechanism, NodeBlock, Params
+from ..core.mechanism import FamilyBlock, ForceBlock, Mechanism, NodeBlock, Params
 from ..flexible.build import BeamBuilder
 from ..flexible.ffr_build import FfrBuilder
 from . import families as _planar_families  # noqa: F401  (registers the planar families)
@@ -655,45 +654,6 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         return name
 
     # ------------------------------------------------------- contact, rotating frame
-    def _contact_law(self, owner, k, exponent, damping, restitution, impact_velocity,
-                     damping_model, friction, slip_velocity):
-        k = _positive(k, f"{owner}: k")
-        if damping_model not in ("lankarani-nikravesh", "hunt-crossley"):
-            raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
-                             f"'hunt-crossley', got {damping_model!r}")
-        n = _finite(exponent, f"{owner}: exponent")
-        if n < 1.0:
-            raise ValueError(f"{owner}: exponent must be >= 1 (1.5 for Hertz, 1 for a linear "
-                             f"penalty), got {n}")
-        if restitution is not None:
-            if damping is not None:
-                raise ValueError(f"{owner}: give either damping (chi, s/m) or restitution with "
-                                 "impact_velocity, not both")
-            e = _finite(restitution, f"{owner}: restitution")
-            if not 0.0 < e <= 1.0:
-                raise ValueError(f"{owner}: restitution must be in (0, 1], got {e}")
-            if impact_velocity is None:
-                raise ValueError(f"{owner}: restitution needs impact_velocity (m/s, > 0), the "
-                                 "approach speed for which the damping is designed")
-            vi = _positive(impact_velocity, f"{owner}: impact_velocity")
-            if damping_model == "lankarani-nikravesh":
-                chi = 3.0 * (1.0 - e * e) / (4.0 * vi)
-            elif damping_model == "hunt-crossley":
-                chi = 3.0 * (1.0 - e) / (2.0 * vi)
-            else:
-                raise ValueError(f"{owner}: damping_model must be 'lankarani-nikravesh' or "
-                                 f"'hunt-crossley', got {damping_model!r}")
-        else:
-            chi = 0.0 if damping is None else _finite(damping, f"{owner}: damping")
-            if chi < 0:
-                raise ValueError(f"{owner}: damping must be >= 0 s/m, got {chi}")
-        mu = _finite(friction, f"{owner}: friction")
-        if mu < 0:
-            raise ValueError(f"{owner}: friction coefficient must be >= 0, got {mu}")
-        return dict(k=k, exponent=n, damping=chi, mu=mu,
-                    v_eps=_positive(slip_velocity, f"{owner}: slip_velocity"))
-
-
     @_recorded
     def add_circle_line_contact(self, name, body_i, body_j, radius, k, normal=(0.0, 1.0),
                                 at_i=None, at_j=None, point_i=None, point_j=None,
@@ -726,7 +686,7 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
         sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
         nl = self._axis(owner, body_i, normal, normal_i, "normal")
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
         self._contacts["circle_line"].append(dict(
@@ -751,7 +711,7 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         self._two(owner, body_i, body_j)
         si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
         sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         self._new_name(name, "force")
         self._contacts["circle_circle"].append(dict(
@@ -787,7 +747,7 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         if not callable(profile):
             raise ValueError(f"{owner}: profile must be a JAX function f(x) -> height (m); "
                              "for sampled heights use add_circle_terrain_contact")
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         try:
             float(profile(jnp.asarray(0.0)))
@@ -833,7 +793,7 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
                              f"{others[0]['name']!r} has {others[0]['xs'].size}; all terrain "
                              "contacts of a model need the same number of samples (resample, "
                              "e.g. with numpy.interp)")
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         d = self._ground_contact(owner, name, body, radius, at, point, law)
         d.update(xs=xs, ys=ys)
@@ -862,7 +822,15 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
         return name
 
     # ------------------------------------------------------------------- build
-    def _nodes(self):
+    # (the one build() is BuilderBase's; these are its hooks)
+    RIGID_BODIES = ("planar_rigid", "particle2d")
+    VALUE_KEYS = {("distance", "distance"): "length", ("prismatic", "line"): "offset",
+                  ("prismatic", "angle"): "angle", ("weld", "angle"): "angle"}
+
+    def _has_bodies(self):
+        return bool(self._bodies or self._particles or self._beams or self._shear_beams or self._ffr)
+
+    def _node_specs(self):
         nodes = [dict(name=b, node="planar_rigid", body="planar_rigid", q=d["q"], v=d["v"],
                       params=dict(mass=d["mass"], inertia=d["inertia"], cg=d["cg"]))
                  for b, d in self._bodies.items()]
@@ -870,33 +838,10 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
                        params=dict(mass=d["mass"])) for p, d in self._particles.items()]
         return nodes + self._beam_nodes() + self._ffr_nodes()
 
-    def _force_instances(self):
-        forces = {"spring": [dict(s) for s in self._springs],
-                  "torsion": [dict(s) for s in self._torsions]}
-        forces.update({k: [dict(x) for x in v] for k, v in self._contacts.items()})
-        loads = [dict(name=s["name"], fi=GROUND, fj=s["f"], point=s["point"], force=s["force"],
-                      torque=s["torque"], fn=s["fn"], control=s["control"], local=s["local"])
-                 for s in self._loads]
-        if loads:
-            loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
-                                                      tuple(x["local"] for x in items))
-        forces["load"] = loads
-        forces.update(self._beam_forces())
-        forces.update(self._ffr_forces())
-        return forces
-
-    def build(self) -> Built:
-        """Validate and return (mechanism, params, q0, v0)."""
-        if not (self._bodies or self._particles or self._beams or self._shear_beams or self._ffr):
-            raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
-        nblocks, bblocks, bparams, keys, fidx_map, q0, v0 = B.layout_nodes(
-            self._nodes(), ("planar_rigid", "particle2d"))
-        keys.append(("gravity", ("gravity", None, None, None, None)))
-        families, jparams, where, row = B.constraint_blocks(self._inst, fidx_map)
-        fidx = fidx_map.__getitem__
-
+    def _extra_rows(self, nblocks, fidx_map, q0, v0, families, jparams, where, row):
         # extra (massless) coordinates after all nodes, one scalar block: cam curve
         # parameters, then the arc lengths of sliding joints along beams
+        fidx = fidx_map.__getitem__
         nq_nodes, nv_nodes, extra_names = len(q0), len(v0), ()
         if self._cams:
             nq = len(q0)
@@ -918,63 +863,41 @@ class Model(FfrBuilder, BeamBuilder, BuilderBase):
             q0, v0 = np.r_[q0, sq], np.r_[v0, sv]
         if extra_names:
             nblocks.append(NodeBlock("scalar", extra_names, nq_nodes, nv_nodes, -1))
-        user_params = {}
-        ucons, _, uwhere, nonholonomic, row = B.user_rows(self._user_constraints, q0, v0, row,
-                                                          user_params, keys)
-        where.update(uwhere)
-        for fam in families:
-            if _F.constraint_family(fam.kind).nonholonomic:
-                nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
-        vcons, row = B.velocity_rows(self._user_constraints, q0, v0, row, user_params, keys,
-                                     where, nonholonomic)
+        return row, q0, v0
 
-        joints = []
-        for j in self._joints:
-            rows = tuple(r for part in j["parts"] for r in where[part])
-            joints.append(JointInfo(j["name"], j["kind"], fidx(j["bi"]), fidx(j["bj"]), rows,
-                                    j["point_ref"], j["driver"]))
-            for fam, k in j["parts"]:
-                for field in _F.constraint_family(fam).fields:
-                    keys.append((f"{j['name']}.{field}" if len(j["parts"]) == 1 or fam in ("coincident", "line")
-                                 else f"{j['name']}.{fam}.{field}", ("joints", fam, field, k, None)))
-                if _F.constraint_family(fam).driven:
-                    label = {"angle": "angle", "line": "offset", "distance": "length"}[fam]
-                    if j["driver"]:
-                        for f in ("coef", "amp", "omega", "phase"):
-                            keys.append((f"{j['name']}.{f}", ("joints", fam, f, k, None)))
-                    elif j["kind"] in ("distance", "prismatic", "weld"):
-                        keys.append((f"{j['name']}.{label}", ("joints", fam, "coef", k, 0)))
-        for uc in ucons:
-            joints.append(JointInfo(uc.name, "constraint", 0, 0, where[("user", uc.name)]))
-        for uc in vcons:
-            joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
+    def _force_instances(self):
+        forces = {"spring": [dict(s) for s in self._springs],
+                  "torsion": [dict(s) for s in self._torsions]}
+        forces.update({k: [dict(x) for x in v] for k, v in self._contacts.items()})
+        loads = [dict(name=s["name"], fi=GROUND, fj=s["f"], point=s["point"], force=s["force"],
+                      torque=s["torque"], fn=s["fn"], control=s["control"], local=s["local"])
+                 for s in self._loads]
+        if loads:
+            loads[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
+                                                      tuple(x["local"] for x in items))
+        forces["load"] = loads
+        forces.update(self._beam_forces())
+        forces.update(self._ffr_forces())
+        return forces
 
-        fblocks, fparams, fkeys = B.force_blocks(self._force_instances(), fidx_map)
-        keys += fkeys
-        uforces = B.user_force_entries(self._user_forces, user_params, keys)
-        if self._rotating is not None:
-            r = self._rotating
-            pr = r["profile"]
-            nf = len(self._bodies) + len(self._particles)
-            fparams["rotating_frame"] = {
-                "coef": jnp.asarray(np.array([pr.coef], float)),
-                "amp": jnp.asarray(np.array([pr.amp], float)),
-                "omega": jnp.asarray(np.array([pr.omega], float)),
-                "phase": jnp.asarray(np.array([pr.phase], float)),
-            }
-            fns = ((0, pr.fn),) if pr.fn is not None else ()
-            rot = ForceBlock("rotating_frame", (0,) * nf, tuple(range(1, nf + 1)), (r["name"],) * nf, fns)
-            load_at = [i for i, b in enumerate(fblocks) if b.kind == "load"]
-            fblocks.insert(load_at[0] if load_at else len(fblocks), rot)
-            keys += [(f"{r['name']}.{f}", ("forces", "rotating_frame", f, 0, None))
-                     for f in ("coef", "amp", "omega", "phase")]
-        n_controls = max([s["control"] + 1 for s in self._loads] + [0])
+    def _extra_forces(self, fblocks, fparams, keys):
+        if self._rotating is None:
+            return
+        r = self._rotating
+        pr = r["profile"]
+        nf = len(self._bodies) + len(self._particles)
+        fparams["rotating_frame"] = {
+            "coef": jnp.asarray(np.array([pr.coef], float)),
+            "amp": jnp.asarray(np.array([pr.amp], float)),
+            "omega": jnp.asarray(np.array([pr.omega], float)),
+            "phase": jnp.asarray(np.array([pr.phase], float)),
+        }
+        fns = ((0, pr.fn),) if pr.fn is not None else ()
+        rot = ForceBlock("rotating_frame", (0,) * nf, tuple(range(1, nf + 1)), (r["name"],) * nf, fns)
+        load_at = [i for i, b in enumerate(fblocks) if b.kind == "load"]
+        fblocks.insert(load_at[0] if load_at else len(fblocks), rot)
+        keys += [(f"{r['name']}.{f}", ("forces", "rotating_frame", f, 0, None))
+                 for f in ("coef", "amp", "omega", "phase")]
 
-        mech = Mechanism(tuple(nblocks), tuple(bblocks), tuple(families), tuple(ucons),
-                         tuple(joints), tuple(fblocks), tuple(uforces), n_controls, tuple(keys),
-                         velocity_constraints=tuple(vcons),
-                         nonholonomic_rows=tuple(int(r) for r in nonholonomic))
-        params = Params(bodies=bparams, gravity=jnp.asarray(self.gravity), joints=jparams,
-                        forces=fparams, user=user_params)
-        return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
-
+    def _n_controls(self):
+        return max([s["control"] + 1 for s in self._loads] + [0])

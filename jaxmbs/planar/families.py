@@ -101,12 +101,11 @@ class PlanarRigidBody(F.BodyFamily):
         return {"mass": m, "cg": h / m[:, None], "inertia": x[:, 3] - jnp.sum(h**2, -1) / m}
 
 
-class Particle2DBody(F.BodyFamily):
+class Particle2DBody(F.PointMassBody):
     """mass (k,) kg."""
 
     name = "particle2d"
     node = "particle2d"
-    fields = ("mass",)
 
     def mass_part(self, p, X):
         z = jnp.zeros((0,), X.dtype)
@@ -120,16 +119,6 @@ class Particle2DBody(F.BodyFamily):
         m = p["mass"]
         return m, jnp.zeros_like(m), jnp.zeros(m.shape + (2,), m.dtype)
 
-    def validate(self, p, xp=np):
-        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
-
-    inertial_labels = ("m",)
-
-    def to_inertial(self, p):
-        return p["mass"][:, None]
-
-    def from_inertial(self, x):
-        return {"mass": x[:, 0]}
 
 
 class PlanarConstraint(F.ConstraintFamily):

@@ -29,31 +29,19 @@ from .. import profiles as prof
 from ..core import build as B
 from ..core import families as F
 from ..core.build import GROUND, BuilderBase, recorded
-from ..core.mechanism import JointInfo, Mechanism, Params
 from ..flexible.build import CableBuilder
 from . import families as _families  # noqa: F401  (registers the spatial families)
 from . import forces as _forces  # noqa: F401
+from .geometry import perp_pair
 
 __all__ = ["SpatialModel"]
 
 def _vec3(x, what):
-    if isinstance(x, (bool, np.bool_)):
-        raise ValueError(f"{what}: expected a finite 3-vector (x, y, z), got {x!r}")
-    try:
-        a = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"{what}: expected a finite 3-vector (x, y, z), got {x!r}") from None
-    if a.shape != (3,) or not np.all(np.isfinite(a)):
-        raise ValueError(f"{what}: expected a finite 3-vector (x, y, z), got {x!r}")
-    return a
+    return B.vector(x, 3, what)
 
 
 def _unit3(x, what):
-    a = _vec3(x, what)
-    n = np.linalg.norm(a)
-    if n < 1e-12:
-        raise ValueError(f"{what}: zero-length direction {a}; give a nonzero vector")
-    return a / n
+    return B.unit(x, 3, what)
 
 
 def _quat_from_R(R):
@@ -142,14 +130,6 @@ def _inertia(x, what):
         raise ValueError(f"{what}: principal moments {ev} violate the triangle inequality "
                          "(I3 <= I1 + I2) of a physical body")
     return J
-
-
-def _perp_pair(h):
-    """Unit vectors f, g with (f, g, h) right-handed and orthonormal."""
-    t = np.array([1.0, 0.0, 0.0]) if abs(h[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    f = np.cross(h, t)
-    f /= np.linalg.norm(f)
-    return f, np.cross(h, f)
 
 
 def _coordinate_fn(spec, starts):
@@ -342,7 +322,7 @@ class SpatialModel(CableBuilder, BuilderBase):
                                  "one global axis")
         else:
             hj = Rj.T @ hg
-        fi, gi = _perp_pair(hi)
+        fi, gi = perp_pair(hi)
         fj, gj = Rj.T @ (Ri @ fi), Rj.T @ (Ri @ gi)
         return dict(h_i=hi, f_i=fi, g_i=gi, h_j=hj, f_j=fj, g_j=gj)
 
@@ -522,7 +502,7 @@ class SpatialModel(CableBuilder, BuilderBase):
         si, sj = self._points(owner, body_i, body_j, at, point_i, point_j)
         hi = _unit3(axis_i, f"{owner}: axis_i") if axis_i is not None else \
             self._dir_local(body_i, owner, axis)
-        fi, gi = _perp_pair(hi)
+        fi, gi = perp_pair(hi)
         parts = self._line_parts(owner, name, body_i, body_j, si, sj, dict(f_i=fi, g_i=gi))
         self._add_joint(name, "point_on_line", body_i, body_j, parts, point_ref=parts[0],
                         geo=dict(point_i=si, point_j=sj, h_i=hi, f_i=fi, g_i=gi))
@@ -942,13 +922,6 @@ class SpatialModel(CableBuilder, BuilderBase):
                         floc=local in (True, "force"), tloc=local in (True, "torque"))
         return name
 
-    def _contact_law(self, owner, k, exponent, damping, restitution, impact_velocity,
-                     damping_model, friction, slip_velocity):
-        from ..planar.builder import Model
-
-        return Model._contact_law(self, owner, k, exponent, damping, restitution,
-                                  impact_velocity, damping_model, friction, slip_velocity)
-
     @recorded
     def add_sphere_plane_contact(self, name, plane_body, sphere_body, radius, k,
                                  plane_point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0), center=None,
@@ -966,7 +939,7 @@ class SpatialModel(CableBuilder, BuilderBase):
         sj = self._local(sphere_body, owner, center, center_local, "", "center", "center_local")
         si = self._local(plane_body, owner, _vec3(plane_point, f"{owner}: plane_point"), None, "")
         ni = self._to_local(plane_body, _unit3(normal, f"{owner}: normal"))
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         r = B.positive(radius, f"{owner}: radius")
         self._new_name(name, "force")
@@ -986,7 +959,7 @@ class SpatialModel(CableBuilder, BuilderBase):
         self._two(owner, body_i, body_j)
         si = self._local(body_i, owner, at_i, point_i, "_i", "at_i")
         sj = self._local(body_j, owner, at_j, point_j, "_j", "at_j")
-        law = self._contact_law(owner, k, exponent, damping, restitution, impact_velocity,
+        law = B.contact_law(owner, k, exponent, damping, restitution, impact_velocity,
                                 damping_model, friction, slip_velocity)
         ri, rj = B.positive(radius_i, f"{owner}: radius_i"), B.positive(radius_j, f"{owner}: radius_j")
         self._new_name(name, "force")
@@ -1067,63 +1040,27 @@ class SpatialModel(CableBuilder, BuilderBase):
             out.append(dict(name=cp["name"], fn=fn, params=cp["polycoef"]))
         return out
 
-    def build(self):
-        """Validate and return (mechanism, params, q0, v0)."""
-        from ..planar.builder import Built
+    # ------------------------------------------------------------------- build
+    # (the one build() is BuilderBase's; these are its hooks)
+    RIGID_BODIES = ("spatial_rigid", "particle3d")
+    VALUE_KEYS = {("distance", "dist3"): "length"}
 
-        if not self._nodes and not self._beams:
-            raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")
+    def _has_bodies(self):
+        return bool(self._nodes or self._beams)
+
+    def _node_specs(self):
         rotor_nodes = [dict(name=r["name"], node="rotor", body="rotor", q=np.zeros(1),
                             v=np.zeros(1), params=dict(inertia=r["inertia"])) for r in self._rotors]
-        nblocks, bblocks, bparams, keys, fidx, q0, v0 = B.layout_nodes(
-            self._nodes + self._beam_nodes() + rotor_nodes, ("spatial_rigid", "particle3d"))
-        keys.append(("gravity", ("gravity", None, None, None, None)))
-        families, jparams, where, row = B.constraint_blocks(self._inst, fidx)
+        return self._nodes + self._beam_nodes() + rotor_nodes
+
+    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row):
         if self._rotors:
             row, v0 = self._rotor_block(nblocks, fidx, q0, v0, families, jparams, where, row)
-        user_params = {}
-        ucons, _, uwhere, nonholonomic, row = B.user_rows(
-            self._user_constraints + self._coupling_constraints(nblocks), q0, v0, row,
-            user_params, keys)
-        where.update(uwhere)
-        for fam in families:
-            if F.constraint_family(fam.kind).nonholonomic:
-                nonholonomic += range(fam.row0, fam.row0 + fam.size * fam.rows_per)
-        vcons, row = B.velocity_rows(self._user_constraints, q0, v0, row, user_params, keys,
-                                     where, nonholonomic)
-        joints = []
-        for j in self._joints:
-            rows = tuple(r for part in j["parts"] for r in where[part])
-            joints.append(JointInfo(j["name"], j["kind"], fidx[j["bi"]], fidx[j["bj"]], rows,
-                                    j["point_ref"], j["driver"]))
-            used = set()
-            for fam, k in j["parts"]:
-                fields = list(F.constraint_family(fam).fields)
-                if F.constraint_family(fam).driven:
-                    fields += ["coef", "amp", "omega", "phase"] if j["driver"] else []
-                for field in fields:
-                    key = f"{j['name']}.{field}"
-                    n = 1
-                    while key in used:
-                        n += 1
-                        key = f"{j['name']}.{fam}{n}.{field}"
-                    used.add(key)
-                    keys.append((key, ("joints", fam, field, k, None)))
-                if F.constraint_family(fam).driven and not j["driver"] and j["kind"] == "distance":
-                    keys.append((f"{j['name']}.length", ("joints", fam, "coef", k, 0)))
-        for uc in ucons:
-            joints.append(JointInfo(uc.name, "constraint", 0, 0, where[("user", uc.name)]))
-        for uc in vcons:
-            joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
-        fblocks, fparams, fkeys = B.force_blocks(self._force_instances(), fidx)
-        keys += fkeys
-        uforces = B.user_force_entries(self._user_forces, user_params, keys)
-        n_controls = max([x["control"] + 1 for x in self._forces.get("load3", [])
-                          + self._forces.get("joint_actuator", [])] + [0])
-        mech = Mechanism(tuple(nblocks), tuple(bblocks), tuple(families), tuple(ucons),
-                         tuple(joints), tuple(fblocks), tuple(uforces), n_controls, tuple(keys),
-                         velocity_constraints=tuple(vcons),
-                         nonholonomic_rows=tuple(int(r) for r in nonholonomic))
-        params = Params(bodies=bparams, gravity=jnp.asarray(self.gravity), joints=jparams,
-                        forces=fparams, user=user_params)
-        return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
+        return row, q0, v0
+
+    def _generated_constraints(self, nblocks):
+        return self._coupling_constraints(nblocks)
+
+    def _n_controls(self):
+        return max([x["control"] + 1 for x in self._forces.get("load3", [])
+                    + self._forces.get("joint_actuator", [])] + [0])

@@ -338,12 +338,11 @@ class SpatialRigidBody(F.BodyFamily):
         return {"mass": m, "cg": c, "inertia": JG}
 
 
-class Particle3DBody(F.BodyFamily):
+class Particle3DBody(F.PointMassBody):
     """mass (k,) kg."""
 
     name = "particle3d"
     node = "particle3d"
-    fields = ("mass",)
 
     def mass_part(self, p, X):
         return ParticleMass(p["mass"])
@@ -357,16 +356,6 @@ class Particle3DBody(F.BodyFamily):
         m = p["mass"]
         return m, jnp.zeros(m.shape + (3, 3), m.dtype), jnp.zeros(m.shape + (3,), m.dtype)
 
-    def validate(self, p, xp=np):
-        return [("mass", ~(p["mass"] > 0), "must be > 0 (kg)")]
-
-    inertial_labels = ("m",)
-
-    def to_inertial(self, p):
-        return p["mass"][:, None]
-
-    def from_inertial(self, x):
-        return {"mass": x[:, 0]}
 
 
 # --------------------------------------------------------- vector quantities of frames

@@ -13,6 +13,7 @@ reductions over axes of length 3 far slower than element-wise code (DESIGN.md).
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 __all__ = ["dot", "cross", "skew_mul", "mv", "mtv", "mm", "mtm", "quat_mul", "quat_conj",
            "quat_to_R", "quat_exp", "quat_rate", "normalize_quat", "rot_axis_angle",
@@ -131,3 +132,12 @@ def rot_axis_angle(axis, angle):
     """Unit quaternion of a rotation by `angle` (rad) about the unit `axis` (..., 3)."""
     h = 0.5 * jnp.asarray(angle)
     return jnp.concatenate([jnp.cos(h)[..., None], jnp.sin(h)[..., None] * axis], -1)
+
+
+def perp_pair(h):
+    """Unit vectors f, g (3,) with (f, g, h) right-handed and orthonormal, for a unit
+    NumPy vector h (3,) (builder-side geometry, not traced)."""
+    t = np.array([1.0, 0.0, 0.0]) if abs(h[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    f = np.cross(h, t)
+    f /= np.linalg.norm(f)
+    return f, np.cross(h, f)
