@@ -427,6 +427,7 @@ def _kinds(d):
         "body": [("unknown", "nobody", "unknown body 'nobody'"), ("int", 3, "unknown body 3")],
         "joint": [("unknown", "nojoint", "nojoint")],
         "positive": num + [("0", 0.0, None), ("negative", -1.0, None), ("None", None, None)],
+        "positive?": num + [("0", 0.0, None), ("negative", -1.0, None)],  # (None is valid)
         "nonneg": num + [("negative", -1.0, None), ("None", None, None)],
         "finite": num + [("None", None, None)],
         "finite?": num,  # (optional: None is valid)
@@ -600,6 +601,10 @@ SPATIAL_CALLS = {
                                 normal=(0.0, 0.0, 1.0)),
                            dict(name="name", body_i="body", body_j="body", at="vec?",
                                 normal="axis")),
+    "add_point_on_cylinder": (dict(name="n", body_i="ground", body_j="b", at=(1.0, 0.0, 0.0),
+                                   axis=(0.0, 0.0, 1.0), radius=0.5),
+                              dict(name="name", body_i="body", body_j="body", at="vec?",
+                                   axis="axis", radius="positive?")),
     "add_parallel_axes": (dict(name="n", body_i="a", body_j="b", axis=(0.0, 0.0, 1.0)),
                           dict(name="name", body_i="body", body_j="body", axis="axis")),
     "add_perpendicular_axes": (dict(name="n", body_i="a", body_j="b", axis_i=(0.0, 0.0, 1.0),

@@ -62,16 +62,14 @@ def test_spatial_slider_crank_batch_minor_path_matches_vmap():
     """The spatial slider-crank (3 bodies; revolute, spherical, universal, prismatic; 21
     position, 18 velocity coordinates, a dense 17-row solve) runs on the batch-minor path
     and agrees with vmap to round-off: batched slider masses and initial rates,
-    Projection. From jaxlib 0.12 (EW_MAX_COORDS 24) vectorize="auto" takes it (the scalar
-    form, its 17-row Cholesky factor written out: 2.4x vmap's throughput, batch 512, one
-    XLA:CPU device); before, vmap (its array form measured slower, and the scalar form is
-    gated off there: `scalar_max_coords`); without a warning either way, and
-    batch_vectorization says which."""
+    Projection. vectorize="auto" takes it (the scalar form, its 17-row Cholesky factor
+    written out: 2.4x vmap's throughput, batch 512, one XLA:CPU device) without a warning,
+    and batch_vectorization says which."""
     import importlib
     import warnings
     sys.path.insert(0, str(ROOT / "examples"))
     ex = importlib.import_module("spatial_slider_crank")
-    S = importlib.import_module("jaxmbs.simulation")
+    S = importlib.import_module("jaxmbs.experimental.elementwise.strategy")
     mech, params, q0, v0 = ex.build()
     assert (mech.n_coords, mech.n_vel) == (21, 18)
     s0 = ex.initial_state(mech, params, q0, v0)

@@ -20,8 +20,8 @@ Everything is computed from `params` and `q`, so the drawing follows parameter c
 matplotlib is imported inside the functions, so ``import jaxmbs`` never needs it.
 """
 from .drawing import draw
-from .history import animate, plot_trajectory
+from .history import animate, plot_trajectory, select_coordinates
 from .shapes import BEAM_SAMPLES, beam_lines, element_point, geometry
 
-__all__ = ["plot_trajectory", "draw", "animate", "geometry", "beam_lines", "element_point",
+__all__ = ["plot_trajectory", "draw", "animate", "geometry", "beam_lines", "element_point", "select_coordinates",
            "BEAM_SAMPLES"]
