@@ -3,8 +3,22 @@ import sys
 
 import jax
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 jax.config.update("jax_enable_x64", True)
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+
+# One persistent compilation cache for the test run, shared by the pytest-xdist workers and
+# the subprocesses the tests start (CLI, examples): a program that several test modules or
+# both workers compile is compiled once (the in-memory caches are dropped after every module,
+# below). Keys are the programs themselves, so a stale entry is never used for new code.
+# JAXMBS_TEST_CACHE=<dir> puts it elsewhere; JAXMBS_TEST_CACHE=off turns it off.
+_CACHE = os.environ.get("JAXMBS_TEST_CACHE") or os.path.join(ROOT, ".pytest_cache", "jax")
+if _CACHE != "off":
+    os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", _CACHE)
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.2")
+    jax.config.update("jax_compilation_cache_dir", os.environ["JAX_COMPILATION_CACHE_DIR"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                      float(os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"]))
 
 import pytest
 
