@@ -36,3 +36,14 @@ def keep_loop(x, k):
     a = jnp.where(k >= 0, 1.0, 4.0).astype(jnp.float32).reshape(1, 1)
     one = jax.lax.linalg.cholesky(a, symmetrize_input=False)[0, 0]  # 1 for every k >= 0
     return jnp.where(one == 1.0, x, jnp.zeros_like(x))
+
+
+def keeping(body):
+    """A scan body that carries a trip counter and passes its first carry through
+    `keep_loop` (XLA:CPU then does not compile the loop as one function)."""
+
+    def f(c, x):
+        c_new, ys = body(c[:-1], x)
+        i = c[-1]
+        return [keep_loop(c_new[0], i)] + list(c_new[1:]) + [i + 1], ys
+    return f

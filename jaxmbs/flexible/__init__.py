@@ -6,7 +6,7 @@ family 'ancf2d_node', body family 'ancf2d_beam', constraint families 'ancf_point
 'ancf_slope', 'beam_point', 'beam_slope', 'beam_beam_point', 'beam_beam_slope', 'beam_slider',
 'beam_slider_angle', force families 'ancf_load', 'beam_load' and 'beam_follower'); `jaxmbs/__init__.py`
 imports it after the planar and spatial packages, so they keep their registration order.
-`jaxmbs.flexible.build` holds the builder methods of `jaxmbs.Model` (`add_beam`,
+`jaxmbs.flexible.build` and `build_beams` hold the builder methods of `jaxmbs.Model` (`add_beam`,
 `add_node_pin`, `add_node_weld`, `add_node_load`, `add_node_torque`, ...) and of
 `jaxmbs.SpatialModel` (`CableBuilder`); `jaxmbs.flexible.ancf3d` registers the spatial
 cable families (frame kind 'ancf3d', node family 'ancf3d_node', body family

@@ -52,7 +52,7 @@ Families (registered on import, after the planar ones):
   tangent r_x / |r_x| there; non-conservative: no potential, its power counted as work).
 
 `jaxmbs.SpatialModel.add_beam` meshes a straight cable into these families
-(`jaxmbs.flexible.build.CableBuilder`).
+(`jaxmbs.flexible.build_cables.CableBuilder`).
 """
 from __future__ import annotations
 
@@ -60,8 +60,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core import families as F
-from ..spatial.families import SPATIAL, _Side
+from ..spatial.frames import SPATIAL
 from ..spatial.geometry import cross, mv, quat_to_R
+from ..spatial.rows import _Side
 from . import ancf as A
 
 __all__ = ["ANCF3D", "SPATIAL_BEAM", "tip_direction"]

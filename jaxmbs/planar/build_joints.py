@@ -1,8 +1,6 @@
 """The joint and driver methods of the planar builder (`jaxmbs.Model`)."""
 from __future__ import annotations
 
-import math
-
 import jax.numpy as jnp
 import numpy as np
 
@@ -11,6 +9,7 @@ from ..core import build as B
 from ..core.build import GROUND
 from ..core.build import recorded as _recorded
 from ..core.mechanism import FamilyBlock
+from .geometry import rot2
 
 
 def _vec2(x, what):
@@ -21,9 +20,7 @@ _positive = B.positive
 _finite = B.finite
 
 
-def _rot(th):
-    c, s = math.cos(th), math.sin(th)
-    return np.array([[c, -s], [s, c]])
+_rot = rot2
 
 
 class JointMethods:

@@ -20,7 +20,7 @@ from .. import profiles as prof
 from ..core.build import GROUND, BuilderBase
 from ..core.build import recorded as _recorded
 from ..core.mechanism import ForceBlock, Mechanism, NodeBlock, Params
-from ..flexible.build import BeamBuilder
+from ..flexible.build_beams import BeamBuilder
 from ..flexible.ffr_build import FfrBuilder
 from . import families as _planar_families  # noqa: F401  (registers the planar families)
 from .build_forces import ForceMethods

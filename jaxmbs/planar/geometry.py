@@ -4,7 +4,17 @@ A frame's coordinates are (x, y, theta); a particle's theta is a constant 0 and 
 local points are (0, 0); the ground's coordinates are all a constant 0.
 A(theta) rotates local to global; perp(a) = (-a_y, a_x) so that B s = perp(A s).
 """
+import math
+
 import jax.numpy as jnp
+import numpy as np
+
+
+def rot2(theta):
+    """The rotation matrix (2, 2) of a Python / NumPy angle theta (rad): builder-side
+    geometry (NumPy, not traced; `rotate` is the traced kernel)."""
+    c, s = math.cos(theta), math.sin(theta)
+    return np.array([[c, -s], [s, c]])
 
 
 def rotate(theta, s):

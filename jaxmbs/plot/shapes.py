@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from ..planar.geometry import rot2 as _rot
+
 _GROUND = 0
 
 
@@ -19,10 +21,6 @@ def _mpl():
         ) from e
     return plt
 
-
-def _rot(th):
-    c, s = math.cos(th), math.sin(th)
-    return np.array([[c, -s], [s, c]])
 
 
 # ----------------------------------------------------------------------------- geometry

@@ -16,7 +16,7 @@ All inputs in SI units (m, kg, kg m^2, rad, s, N).
 Flexible cables (spatial ANCF: position and slope per node, `jaxmbs.flexible.ancf3d`):
 `add_beam`, `add_node_pin`, `add_node_weld`, `add_node_load`, `add_beam_line_load`, the
 spherical `add_beam_body_pin` and `add_beam_body_weld` (a cable welded to a rigid body or
-the ground) come from `jaxmbs.flexible.build.CableBuilder`.
+the ground) come from `jaxmbs.flexible.build_cables.CableBuilder`.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from .. import profiles as prof
 from ..core import build as B
 from ..core import families as F
 from ..core.build import GROUND, BuilderBase, recorded
-from ..flexible.build import CableBuilder
+from ..flexible.build_cables import CableBuilder
 from . import families as _families  # noqa: F401  (registers the spatial families)
 from . import forces as _forces  # noqa: F401
 from .build_forces import ForceMethods
@@ -82,7 +82,7 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         self._forces = {}  # force family -> instances
         self._rotors = []  # armatures: dicts (name, kind, fi, fj, fields, inertia)
         self._couplings = []  # joint couplings: dicts (name, specs, polycoef, offsets)
-        self._init_beams()  # spatial ANCF cables (jaxmbs.flexible.build.CableBuilder)
+        self._init_beams()  # spatial ANCF cables (jaxmbs.flexible.build_cables.CableBuilder)
 
     # ------------------------------------------------------------------ frames
     @recorded

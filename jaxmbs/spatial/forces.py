@@ -14,8 +14,10 @@ import numpy as np
 from ..core import families as F
 from ..planar.forces import contact_law
 from . import geometry as g3
-from .families import SPATIAL, _dot1_parts, _dot2_parts, _hinge_parts, _Side, joint_kind_mask
+from .frames import SPATIAL
 from .geometry import cross, dot, mtv, mv
+from .rotors import _hinge_parts, joint_kind_mask
+from .rows import _dot1_parts, _dot2_parts, _Side
 
 __all__ = ["point_force"]
 
@@ -208,7 +210,7 @@ class Bushing(_SpatialForce):
         return d, phi
 
     def evaluate(self, p, a):
-        from .families import SpatialRigidNode
+        from .frames import SpatialRigidNode
 
         nf = SpatialRigidNode()
 

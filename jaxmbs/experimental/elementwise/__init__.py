@@ -9,7 +9,8 @@ under `vectorize="auto"` an unsupported jax means the `jax.vmap` path with a war
 The test suite runs this path on the oldest and the newest jax it supports (`.ci/run`), and
 its tests fail, not skip, where the path is broken.
 """
-from ._interp import BARRIER_LEVELS, MAX_OPS, SCAN_UNROLL, elementwise_vmap
+from ._barriers import BARRIER_LEVELS
+from ._interp import MAX_OPS, SCAN_UNROLL, elementwise_vmap
 from ._jaxpr import LayoutError, support
 from ._minor import minor_vmap
 

@@ -43,8 +43,11 @@ import numpy as np
 from jax import lax
 
 from ...core._rare import RARE_SCOPE
+from ..xla_cpu import keeping as _keeping
 from . import _jaxpr as J
 from . import _numpy_eval
+from ._barriers import BARRIER_LEVELS, _shared_barriers  # noqa: F401 (re-exported)
+from ._trig import _SINCOS_MAX, _sincos, _sincos_poly, once_per_value  # noqa: F401 (re-exported)
 
 __all__ = ["elementwise_vmap", "SCAN_UNROLL", "BARRIER_LEVELS", "MAX_OPS"]
 
@@ -53,8 +56,6 @@ UNROLL_MAX_EQNS = 2000  # ... when their bodies, unrolled, hold at most this man
 # a loop over the 4 stages of RK4 stays a loop, so the program holds one copy of the vector
 # field, not four (the compile time is mostly LLVM's, per kernel: about half)
 MAX_OPS = 80_000  # largest written-out program (scalar operations), see _Ctx.bind
-BARRIER_LEVELS = 1  # dataflow depths per fence (see _shared_barriers)
-FENCE_MIN_COST = 8  # fence a shared value when (consumers - 1) * its cone >= this (_shared_barriers)
 
 # element-wise primitives (n-ary, same-shaped operands, one output)
 _ELEMENTWISE = {
@@ -247,91 +248,6 @@ def _fold(ctx, prim, elems, params, out_dtype):
             if _known(x) and x.dtype == np.bool_:
                 return y if bool(x) else x
     return ctx.bind(prim, elems, params)
-
-
-# sin and cos of float64 batch vectors. XLA:CPU evaluates them element by element through
-# a scalar library routine: 9 ns per element on the development box, 24 % of a
-# double-pendulum step's kernel time on this path. Below, vectorised, sin and cos of the
-# same angle together: FDLIBM's argument reduction by multiples of pi/2 (pi/2 in three
-# 33-bit pieces plus tails, so k * piece is exact for |k| < 2**20; all three refinement
-# rounds always, giving the reduced angle as a double-double) and its minimax polynomials
-# __kernel_sin / __kernel_cos on [-pi/4, pi/4]. Measured against NumPy: within 1 ulp of
-# the correctly rounded value for |x| <= _SINCOS_MAX, also next to multiples of pi/2
-# (tests/test_elementwise.py); larger finite angles take lax.sin / lax.cos, element by
-# element (one NaN member must not switch the whole batch to lax.sin).
-_SINCOS_MAX = 1e6
-_INV_PIO2 = 6.36619772367581382433e-01
-_PIO2 = ((1.57079632673412561417e+00, 6.07710050650619224932e-11),  # (piece, tail) x 3
-         (6.07710050630396597660e-11, 2.02226624879595063154e-21),
-         (2.02226624871116645580e-21, 8.47842766036889956997e-32))
-_SIN_C = (-1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04,
-          2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10)
-_COS_C = (4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05,
-          -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11)
-
-
-def _horner(z, coeffs):
-    acc = coeffs[-1]
-    for c in coeffs[-2::-1]:
-        acc = c + z * acc
-    return acc
-
-
-def _sincos_poly(x):
-    k = jnp.round(x * _INV_PIO2)
-    r = x - k * _PIO2[0][0]  # exact
-    w = k * _PIO2[0][1]
-    for piece, tail in _PIO2[1:]:
-        t = r
-        w = k * piece
-        r = t - w
-        w = k * tail - ((t - r) - w)
-    y0 = r - w  # x - k pi/2 = y0 + y1
-    y1 = (r - y0) - w
-    z = y0 * y0
-    v = z * y0
-    s = y0 - ((z * (0.5 * y1 - v * _horner(z, _SIN_C[1:])) - y1) - v * _SIN_C[0])
-    hz = 0.5 * z
-    wc = 1.0 - hz
-    c = wc + (((1.0 - wc) - hz) + (z * z * _horner(z, _COS_C) - y0 * y1))
-    quadrant = k - 4.0 * jnp.floor(0.25 * k)  # k mod 4, exactly
-    sin = jnp.where(quadrant == 0, s, jnp.where(quadrant == 1, c, jnp.where(quadrant == 2, -s, -c)))
-    cos = jnp.where(quadrant == 0, c, jnp.where(quadrant == 1, -s, jnp.where(quadrant == 2, -c, s)))
-    return sin, cos
-
-
-def once_per_value(cache, x, make):
-    """make(x), computed once per traced value x: cache maps id(x) to (x, result) (the
-    value kept, so its id cannot be reused while the entry lives)."""
-    hit = cache.get(id(x))
-    if hit is None or hit[0] is not x:
-        hit = (x, make(x))
-        cache[id(x)] = hit
-    return hit[1]
-
-
-def _sincos(x):
-    """(sin x, cos x) of a float64 batch vector, decided per element: the polynomial,
-    except for finite entries above _SINCOS_MAX rad, which take lax.sin / lax.cos (their
-    argument reduction is exact beyond 2**20 pi/2). A non-finite entry gives NaN either
-    way (the polynomial's reduction makes inf - inf), so a NaN member of a batch changes
-    neither the other members' results nor the cost; the lax functions run only when some
-    entry is that large (a batch-wide test, then a per-element choice)."""
-    big = (jnp.abs(x) > _SINCOS_MAX) & jnp.isfinite(x)
-
-    def mixed(y, s, c):
-        return jnp.where(big, lax.sin(y), s), jnp.where(big, lax.cos(y), c)
-
-    # The polynomial once, as a call (`_shared_barriers` sees one equation, not its dozens
-    # of intermediate values: fencing those cost 15 % of a double-pendulum step at batch
-    # 256; XLA inlines the call); the conditional only mends the rare large angles
-    s, c = _sincos_poly_call(x)
-    return tuple(lax.cond(jnp.any(big), mixed, lambda y, s, c: (s, c), x, s, c))
-
-
-_sincos_poly_call = jax.jit(_sincos_poly)
-# (the polynomial once, outside the rare-angle conditional, not in both of its branches:
-# docs/dev/performance.md#trig-poly-call)
 
 
 def _to_obj(x, dtype=None) -> np.ndarray:
@@ -804,126 +720,6 @@ class _Interp:
                     o[t, i] = y[t, i]
             ys_out.append(o.reshape(a.shape))
         return carry_out + ys_out
-
-
-def _keeping(body):
-    """A scan body that carries a trip counter and passes its first carry through
-    `xla_cpu.keep_loop` (XLA:CPU then does not compile the loop as one function)."""
-    from .. import xla_cpu
-
-    def f(c, x):
-        c_new, ys = body(c[:-1], x)
-        i = c[-1]
-        return [xla_cpu.keep_loop(c_new[0], i)] + list(c_new[1:]) + [i + 1], ys
-    return f
-
-
-_NO_BARRIER = {"broadcast_in_dim", "reshape", "squeeze", "slice", "convert_element_type",
-               "optimization_barrier", "iota", "stop_gradient"}
-
-
-# operations that cost far more than one multiply (a cone's weight in _shared_barriers):
-# an unfenced float32 sine with 3 consumers was computed 3 times (float64's sin / cos are
-# a ~40-operation polynomial, whose cone already weighs that much)
-_OP_COST = {"sin": 16, "cos": 16, "tan": 24, "asin": 24, "acos": 24, "atan": 24, "atan2": 24,
-            "exp": 16, "exp2": 16, "log": 16, "log1p": 16, "expm1": 16, "tanh": 16, "logistic": 16,
-            "sinh": 16, "cosh": 16, "pow": 32, "erf": 16, "erfc": 16, "cbrt": 16}
-
-
-def _fence(pred, vals):
-    """vals unchanged, through a `lax.cond` whose branches both return them (one through an
-    optimisation barrier, one times 1): XLA does not fuse across a conditional, so each
-    value is computed once and read from memory by its consumers. pred is a runtime value
-    (x == x of an input entry) that XLA cannot fold; either branch gives the same result."""
-    def same(xs):
-        return [x | False if x.dtype == jnp.bool_ else x * jnp.ones((), x.dtype) for x in xs]
-    return lax.cond(pred, lambda xs: list(lax.optimization_barrier(list(xs))), same, vals)
-
-
-def _shared_barriers(fn, args, probe=None):
-    """fn(*args) (a function of flat lists of batch vectors) with the computed values that
-    have several consumers materialised once, through `_fence`, where recomputing them would
-    cost: a value is fenced when (consumers - 1) x (operations of its unfenced cone) is at
-    least FENCE_MIN_COST. The values of one dataflow depth (BARRIER_LEVELS) share a fence.
-
-    Why: XLA:CPU's fusion duplicates a 'cheap' producer into every consumer fusion. On the
-    element-wise program of a double-pendulum RK4 step that meant 7x the multiplies and 6x
-    the sines (4720 multiplies in the optimised HLO against 653 traced). `optimization_barrier`
-    alone does not stop it (XLA:CPU expands barriers before fusion); a conditional does.
-    Measured (double pendulum, batch 4096, float64, RK4 + Projection, 2-core CPU): 0.65e6
-    mechanism-steps/s without fences, 2.2-2.4e6 with them. But every fence ends kernels, and
-    XLA:CPU's compile time is mostly LLVM's, per kernel (about 10 ms each): fencing every
-    shared value (FENCE_MIN_COST 1) compiled the slider-crank step in 14.9 s of CPU time,
-    FENCE_MIN_COST 8 in 7.8 s, at the same throughput (0.65 vs 0.61 us per member-step).
-
-    The fences' predicate reads the first entry of `probe` (else of the first floating
-    argument): it must be a runtime value, a batched input, or XLA folds every fence away.
-    """
-    closed, out_shape = jax.make_jaxpr(fn, return_shape=True)(*args)
-    jaxpr = closed.jaxpr
-    eqns = J.live_eqns(jaxpr)
-    uses: dict = {}
-    for eqn in eqns:
-        for v in eqn.invars:
-            if not J.is_literal(v):
-                uses[v] = uses.get(v, 0) + 1
-    for v in jaxpr.outvars:
-        if not J.is_literal(v):
-            uses[v] = uses.get(v, 0) + 1
-    flat_args = jax.tree_util.tree_leaves(args)
-    env = dict(zip(jaxpr.constvars, closed.consts))
-    env.update(zip(jaxpr.invars, flat_args))
-    read = lambda v: J.literal_value(v) if J.is_literal(v) else env[v]
-    probes = [x for x in ([] if probe is None else [probe]) + flat_args
-              if jnp.size(x) and jnp.issubdtype(jnp.result_type(x), jnp.floating)]
-    if not probes:
-        return fn(*args)
-    p0 = jnp.reshape(probes[0], (-1,))[0]
-    pred = p0 == p0
-    # depth of every equation in the dataflow graph; equations are emitted band by band
-    # (BARRIER_LEVELS depths per band, a valid topological order) and the values of a band
-    # that have several consumers are fenced together at the end of the band
-    level: dict = {}
-    bands = []
-    for i, eqn in enumerate(eqns):
-        d = 1 + max([level.get(v, 0) for v in eqn.invars if not J.is_literal(v)],
-                    default=0)
-        for v in eqn.outvars:
-            level[v] = d
-        bands.append(((d - 1) // BARRIER_LEVELS, i))
-    pending: list = []
-
-    def flush():
-        for v, o in zip(pending, _fence(pred, [env[v] for v in pending])):
-            env[v] = o
-        pending.clear()
-
-    current = None
-    cone: dict = {}  # value -> operations XLA would recompute per extra consumer (unfenced cone)
-    for band, i in sorted(bands):
-        if band != current:
-            if pending:
-                flush()
-            current = band
-        eqn = eqns[i]
-        outs = eqn.primitive.bind(*[read(v) for v in eqn.invars], **eqn.params)
-        outs = outs if eqn.primitive.multiple_results else [outs]
-        for v, o in zip(eqn.outvars, outs):
-            env[v] = o
-        name = eqn.primitive.name
-        c = min((0 if name in _NO_BARRIER else _OP_COST.get(name, 1))
-                + sum(cone.get(v, 0) for v in eqn.invars if not J.is_literal(v)), 1 << 30)
-        for v in eqn.outvars:
-            cone[v] = c
-        n_use = uses.get(eqn.outvars[0], 0)
-        if (name not in _NO_BARRIER and not eqn.primitive.multiple_results and n_use > 1
-                and (n_use - 1) * c >= FENCE_MIN_COST):
-            pending.append(eqn.outvars[0])
-            cone[eqn.outvars[0]] = 0
-    if pending:
-        flush()
-    return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(out_shape),
-                                        [read(v) for v in jaxpr.outvars])
 
 
 def _split_axes(args, in_axes):

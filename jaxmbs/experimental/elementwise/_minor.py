@@ -33,7 +33,9 @@ from jax import lax
 from ...core._rare import RARE_SCOPE
 from . import _jaxpr as J
 from . import _numpy_eval
-from ._interp import _ELEMENTWISE, _member_program, _shared_barriers, _sincos, once_per_value
+from ._barriers import _shared_barriers
+from ._interp import _ELEMENTWISE, _member_program
+from ._trig import _sincos, once_per_value
 
 __all__ = ["minor_vmap"]
 _DEBUG = False
