@@ -23,7 +23,7 @@ from .batch import batch_mesh, load_batch, run_batch, shard_batch
 from .batch.vectorize import batch_vectorization, simulate_batch
 from .core.dynamics import Accelerations, accelerations
 from .core.equations import constraint_terms, force_outputs, generalized_forces, mass_matrix
-from .core.mechanism import Mechanism, Params
+from .core.mechanism import Built, Mechanism, Params
 from .core.stabilize import Baumgarte, NoStabilization, Projection, project
 from .formulations import (
     AugmentedLagrangian,
@@ -48,7 +48,7 @@ from .integrators import (
 )
 from .linear import EquilibriumResult, LinearModel, Modes, equilibrium, linearize, modes
 from .planar import curves
-from .planar.builder import Built, Model
+from .planar.builder import Model
 from .profiles import constant, constant_velocity, polynomial, sinusoid
 from .simulation import Trajectory, simulate
 from .spatial import SpatialModel

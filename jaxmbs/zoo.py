@@ -83,7 +83,7 @@ def slider_crank(omega=SLIDER_CRANK.OMEGA, driven=True, *, crank_cg=0.5):
       0 puts the crank's CG on the pivot.
     """
     from .analysis import assemble
-    from .planar.builder import Built
+    from .core.mechanism import Built
     from .profiles import constant_velocity
 
     d = SLIDER_CRANK

@@ -62,7 +62,7 @@ def test_trainable_transforms_and_roundtrip():
     # any theta maps inside the box and to a positive mass; pure under jit/vmap
     thetas = jnp.array([[-50.0, 40.0, 0.0, 0.0], [50.0, -40.0, 1.0, 2.0]])
     ps = jax.jit(jax.vmap(tr.to_params))(thetas)
-    assert np.all(np.asarray(ps.mass) > 0)
+    assert np.all(np.asarray(ps.bodies["planar_rigid"]["mass"]) > 0)
     c = np.asarray(ps.forces["torsion"]["c"])
     assert np.all((c >= 0) & (c <= 1))
     np.testing.assert_allclose(tr.dphysical(th), [2.0, 0.25 * 0.75, 1.0, 1.0])
@@ -261,7 +261,8 @@ def test_inertial_parameters_roundtrip(four_bar_motion):
     assert phi.shape == (12,) and len(fit.inertial_labels(mech)) == 12
     back = fit.params_from_inertial(mech, params, phi)
     for f in ("mass", "inertia", "cg"):
-        np.testing.assert_allclose(np.asarray(getattr(back, f)), np.asarray(getattr(params, f)), rtol=1e-13)
+        np.testing.assert_allclose(np.asarray(back.bodies["planar_rigid"][f]),
+                                   np.asarray(params.bodies["planar_rigid"][f]), rtol=1e-13)
 
 
 def test_regressor_recovers_inertial_parameters_noise_free(four_bar_motion):
@@ -275,7 +276,8 @@ def test_regressor_recovers_inertial_parameters_noise_free(four_bar_motion):
     assert sol.rank == 12 and not sol.null_directions
     assert np.max(np.abs(sol.x - phi) / np.abs(phi)) < 1e-8
     for f in ("mass", "inertia", "cg"):
-        np.testing.assert_allclose(np.asarray(getattr(sol.params, f)), np.asarray(getattr(ptrue, f)),
+        np.testing.assert_allclose(np.asarray(sol.params.bodies["planar_rigid"][f]),
+                                   np.asarray(ptrue.bodies["planar_rigid"][f]),
                                    rtol=1e-8, atol=1e-10)
 
 

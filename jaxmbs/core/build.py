@@ -284,8 +284,7 @@ class BuilderBase:
 
     def build(self):
         """Validate and return (mechanism, params, q0, v0) (a `jaxmbs.Built`)."""
-        from ..planar.builder import Built  # (the named tuple; no planar code runs)
-        from .mechanism import JointInfo, Mechanism, Params
+        from .mechanism import Built, JointInfo, Mechanism, Params
 
         if not self._has_bodies():
             raise ValueError("the model has no bodies; add one with add_body, add_particle or add_beam")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax.numpy as jnp
 import numpy as np
@@ -26,8 +26,18 @@ import numpy as np
 from . import families as fam_registry
 from ._tree import pytree_dataclass, static_class
 
-__all__ = ["Mechanism", "Params", "JointInfo", "FamilyBlock", "ForceBlock",
+__all__ = ["Mechanism", "Params", "Built", "JointInfo", "FamilyBlock", "ForceBlock",
            "NodeBlock", "BodyBlock", "UserFunction"]
+
+
+class Built(NamedTuple):
+    """Result of `Model.build()`: unpack as `mech, params, q0, v0 = model.build()`."""
+
+    mechanism: Mechanism
+    params: Params
+    q0: object
+    v0: object
+
 
 
 @pytree_dataclass

@@ -11,15 +11,13 @@ body coordinates (`point_i=`, `point_j=`). All inputs in SI units (m, kg, kg m^2
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax.numpy as jnp
 import numpy as np
 
 from .. import profiles as prof
 from ..core.build import GROUND, BuilderBase
 from ..core.build import recorded as _recorded
-from ..core.mechanism import ForceBlock, Mechanism, NodeBlock, Params
+from ..core.mechanism import Built, ForceBlock, NodeBlock
 from ..flexible.build_beams import BeamBuilder
 from ..flexible.ffr_build import FfrBuilder
 from . import families as _planar_families  # noqa: F401  (registers the planar families)
@@ -29,15 +27,6 @@ from .build_joints import JointMethods, _finite, _positive, _rot, _vec2
 __all__ = ["Model", "Built"]
 
 _CONTACT_FAMILIES = ("circle_line", "circle_circle", "circle_profile", "circle_terrain")
-
-
-class Built(NamedTuple):
-    """Result of `Model.build()`: unpack as `mech, params, q0, v0 = model.build()`."""
-
-    mechanism: Mechanism
-    params: Params
-    q0: object
-    v0: object
 
 
 
