@@ -26,8 +26,13 @@ for k, cell in enumerate(json.load(open(path))["cells"]):
 """
 
 
-# rl.ipynb (~55 s on 2 cores) is slow: the RL environments run in tests/test_envs.py
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if os.path.basename(p) == "rl.ipynb" else p
+# rl.ipynb (~55 s on 2 cores) and fitting.ipynb (~45 s) are slow: the environments run in
+# tests/test_envs.py, the fitting notebook's calls (Trainable, fit, analyze,
+# linear_regressor) in tests/test_fitting.py
+SLOW = ("rl.ipynb", "fitting.ipynb")
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if os.path.basename(p) in SLOW else p
                                   for p in NOTEBOOKS], ids=[os.path.basename(p) for p in NOTEBOOKS])
 def test_notebook_runs(path):
     env = dict(os.environ, MPLBACKEND="Agg")

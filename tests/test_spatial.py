@@ -8,6 +8,7 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxmbs as mb
 
@@ -120,6 +121,32 @@ def test_weld_point_on_plane_line_parallel_perpendicular_distance():
     assert float(np.max(tr.constraint_error)) < 1e-10
 
 
+def test_gradient_of_spatial_pendulum_rollout_matches_central_differences():
+    """d(final state)/d(mass, CG offset) through 0.05 s of a spatial pendulum on a revolute
+    joint (quaternion retract, projection, reverse mode), against central differences (the
+    closed-loop slider-crank version runs with -m slow)."""
+    m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_body("rod", mass=1.0, inertia=(0.02, 0.03, 0.01), position=(0.3, 0.0, 0.0),
+               cg=(0.05, 0.0, 0.0), angular_velocity=(0.0, 0.0, 1.0))
+    m.add_revolute("O", "ground", "rod", at=(0.0, 0.0, 0.0), axis=(0.0, 1.0, 0.0))
+    mech, params, q0, v0 = m.build()
+    s0 = mb.assemble(mech, params, q0, v0)
+    ix = mech.coordinate_index("rod.z")
+
+    def f(theta):
+        p = mech.replace(params, {"rod.mass": theta[0], "rod.cg": jnp.asarray([theta[1], 0.0, 0.0])})
+        tr = mb.simulate(mech, p, s0.q, s0.v, (0.0, 0.05), 1e-3, save_every=50, check_initial=False)
+        return tr.q[-1, ix] + 0.1 * tr.v[-1, mech.velocity_index("rod.wy")]
+
+    th = jnp.asarray([1.0, 0.05])
+    g = jax.grad(f)(th)
+    h = 1e-5
+    fd = np.array([(f(th.at[i].add(h)) - f(th.at[i].add(-h))) / (2 * h) for i in range(2)])
+    assert np.all(np.abs(fd) > 1e-6)  # (both parameters matter)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.slow  # (~70-100 s: the spatial pendulum's gradient test above runs by default)
 def test_gradient_of_spatial_closed_loop_rollout_matches_central_differences():
     """d(final slider position)/d(rod mass, crank CG) through 0.2 s of the spatial
     slider-crank (closed loop, projection), against central differences."""
