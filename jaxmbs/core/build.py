@@ -54,6 +54,15 @@ def positive(x, what):
     return v
 
 
+def control_channel(control, owner):
+    """A control channel: None, or a non-negative int (index into the controls u); else
+    ValueError naming `owner`."""
+    if control is not None and (isinstance(control, bool) or not isinstance(control, int)
+                                or control < 0):
+        raise ValueError(f"{owner}: control must be a non-negative integer channel, got {control!r}")
+    return control
+
+
 def contact_law(owner, k, exponent, damping, restitution, impact_velocity, damping_model,
                 friction, slip_velocity) -> dict:
     """The validated penalty-contact law of every contact force (planar and spatial):

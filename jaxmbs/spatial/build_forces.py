@@ -213,9 +213,7 @@ class ForceMethods:
             raise ValueError(f"{owner}: a load on the ground does nothing; give a body")
         self._frame(body, owner)
         s = self._local(body, owner, at, point, "")
-        if control is not None and (isinstance(control, bool) or not isinstance(control, int)
-                                    or control < 0):
-            raise ValueError(f"{owner}: control must be a non-negative integer channel, got {control!r}")
+        B.control_channel(control, owner)
         if fn is not None and not callable(fn):
             raise ValueError(f"{owner}: fn must be a JAX function f(t) -> (fx, fy, fz, tx, ty, tz)")
         if local not in (True, False, "force", "torque"):
