@@ -281,7 +281,9 @@ class JointMethods:
     def _cam_rates(self, blk, p, q0, v0):
         """Initial (s_i_dot, s_j_dot) consistent with the bodies' initial velocities: the
         least-squares solution of the cam rows' velocity equations (numpy, build time)."""
-        from .joints import cam
+        from .joints import Cam
+
+        cam = Cam().evaluate
 
         cols = np.asarray(blk.extra_cols)
         qe, ve = np.append(q0, 0.0), np.append(v0, 0.0)

@@ -121,21 +121,8 @@ class Particle2DBody(F.PointMassBody):
 
 
 
-class PlanarConstraint(F.ConstraintFamily):
-    """A planar constraint family from one vectorised row function of jaxmbs.planar.joints."""
-
-    frame = PLANAR
-
-    def __init__(self, name, fn, rows, fields, driven=False, nonholonomic=False, extra=0):
-        self.name, self.fn, self.rows, self.fields = name, fn, rows, fields
-        self.driven, self.nonholonomic, self.extra = driven, nonholonomic, extra
-
-    def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
-        return self.fn(p, Xi, Xj, Vi, Vj, *extra)
-
-
-class CamConstraint(PlanarConstraint):
-    """The cam family (curve on curve, extra coordinates s_i, s_j per instance)."""
+class CamConstraint(pj.Cam):
+    """The cam family with its reaction report (the contact force, point and normal)."""
 
     def reaction_extra(self, mech, params, q, lam, j, blk):
         """'normal_force' () N: the contact force body_i exerts on body_j along curve_i's
@@ -149,19 +136,6 @@ class CamConstraint(PlanarConstraint):
         P, n = pj.cam_contact(p, Xi, S, (blk.static[0][k:k + 1], blk.static[1][k:k + 1]))
         F_ = lam[np.asarray(j.rows[:2])]  # force on body_j: -(dPhi/dr_j)^T lam = lam[0:2]
         return {"normal_force": n[0] @ F_, "contact_point": P[0], "normal": n[0]}
-
-
-class PlanarForce(F.ForceFamily):
-    """A planar force family from one vectorised function f(p, ForceArgs) of
-    jaxmbs.planar.forces."""
-
-    frame = PLANAR
-
-    def __init__(self, name, fn, fields, needs_inertia=False):
-        self.name, self.fn, self.fields, self.needs_inertia = name, fn, fields, needs_inertia
-
-    def evaluate(self, p, a):
-        return self.fn(p, a)
 
 
 class PlanarLoad(F.ForceFamily):
@@ -198,14 +172,12 @@ class PlanarLoad(F.ForceFamily):
 for _f in (PlanarFrame(), PlanarRigidNode(), Particle2DNode(), PlanarRigidBody(), Particle2DBody()):
     F.register(_f)
 
-# constraint families, in the order of their rows in a mechanism
-for _name, (_fn, _rows, _fields, _driven) in pj.FAMILIES.items():
-    F.register((CamConstraint if _name == "cam" else PlanarConstraint)(
-        _name, _fn, _rows, _fields, _driven, nonholonomic=_name in pj.NONHOLONOMIC,
-        extra=pj.EXTRA_COORDS.get(_name, 0)))
+# constraint families (jaxmbs.planar.joints), in the order of their rows in a mechanism
+for _f in (pj.Coincident(), pj.Angle(), pj.Line(), pj.Distance(), pj.Gear(), pj.RackPinion(),
+           pj.Rolling(), pj.KnifeEdge(), CamConstraint()):
+    F.register(_f)
 
-# force families, in evaluation order
-for _name, _ff in pf.FORCE_FAMILIES.items():
-    F.register(PlanarForce(_name, _ff.evaluate, _ff.fields,
-                           needs_inertia=_name == "rotating_frame"))
-F.register(PlanarLoad())
+# force families (jaxmbs.planar.forces), in evaluation order
+for _f in (pf.Spring(), pf.Torsion(), pf.CircleLine(), pf.CircleCircle(), pf.CircleProfile(),
+           pf.CircleTerrain(), pf.RotatingFrame(), PlanarLoad()):
+    F.register(_f)

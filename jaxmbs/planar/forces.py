@@ -4,7 +4,6 @@ Each returns the generalised forces (k, 3) = (f_x, f_y, moment about the frame's
 reference point) on the frames it acts on, its potential energy (k,) and the power
 (k,) of its non-conservative part (dampers, actuators, applied loads).
 """
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -12,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import profiles as _profiles
+from ..core import families as F
 from .geometry import cross, dot, perp, point, point_velocity, rotate, safe_length
 
 
@@ -97,21 +97,30 @@ class ForceArgs(NamedTuple):
     fns: tuple = ()
 
 
-class ForceFamily(NamedTuple):
-    """Registry entry: evaluator and the Params fields of one instance."""
-
-    evaluate: Callable
-    fields: tuple
+class _PlanarForce(F.ForceFamily):
+    frame = "planar"
 
 
-def _spring_family(p, a):
-    Qi, Qj, V, P = spring_damper(p, a.Xi, a.Xj, a.Vi, a.Vj)
-    return Qi, Qj, V, P, {}
+class Spring(_PlanarForce):
+    """Spring-damper between points of frames i and j, with an actuator force (N)."""
+
+    name = "spring"
+    fields = ("point_i", "point_j", "k", "c", "length", "force")
+
+    def evaluate(self, p, a):
+        Qi, Qj, V, P = spring_damper(p, a.Xi, a.Xj, a.Vi, a.Vj)
+        return Qi, Qj, V, P, {}
 
 
-def _torsion_family(p, a):
-    Qi, Qj, V, P = torsion_spring(p, a.Xi, a.Xj, a.Vi, a.Vj)
-    return Qi, Qj, V, P, {}
+class Torsion(_PlanarForce):
+    """Torsion spring-damper between frames i and j, with a constant torque (N m)."""
+
+    name = "torsion"
+    fields = ("k", "c", "angle", "torque")
+
+    def evaluate(self, p, a):
+        Qi, Qj, V, P = torsion_spring(p, a.Xi, a.Xj, a.Vi, a.Vj)
+        return Qi, Qj, V, P, {}
 
 
 # ------------------------------------------------------------------ penalty contact
@@ -157,7 +166,7 @@ def _contact_out(p, a, Fn_vec_j, K, Ft_vec_j, Vel, Pdis, Pfr, Fn, Ft, delta):
     return Qi, Qj, Vel, Pdis + Pfr, {"normal": Fn, "friction": Ft, "penetration": delta}
 
 
-def circle_line(p, a):
+class CircleLine(_PlanarForce):
     """Circle (centre point_j on frame j, radius) against a line through point_i of frame i
     with unit normal `normal` (frame i coordinates) pointing to the side the circle is on.
 
@@ -165,39 +174,49 @@ def circle_line(p, a):
     the circle (exactly -grad of the elastic potential), friction along the line at the
     contact point K = C - (radius - delta/2) normal. Lines are infinite.
     """
-    C, Aj = point(a.Xj, p["point_j"])
-    Pi, _ = point(a.Xi, p["point_i"])
-    nrm = rotate(a.Xi[:, 2], p["normal"])
-    delta = p["radius"] - dot(nrm, C - Pi)
-    K = C - (p["radius"] - 0.5 * delta)[:, None] * nrm
-    vrel = point_velocity(a.Vj, K - a.Xj[:, :2]) - point_velocity(a.Vi, K - a.Xi[:, :2])
-    delta_dot = -dot(nrm, vrel)
-    Fn, Vel, Pdis = contact_law(p, delta, delta_dot)
-    Ft, Ftv, Pfr = _friction(p, Fn, perp(nrm), vrel)
-    return _contact_out(p, a, Fn[:, None] * nrm, K, Ftv, Vel, Pdis, Pfr, Fn, Ft, delta)
+
+    name = "circle_line"
+    fields = ("point_i", "point_j", "normal", "radius") + CONTACT_FIELDS
+
+    def evaluate(self, p, a):
+        C, Aj = point(a.Xj, p["point_j"])
+        Pi, _ = point(a.Xi, p["point_i"])
+        nrm = rotate(a.Xi[:, 2], p["normal"])
+        delta = p["radius"] - dot(nrm, C - Pi)
+        K = C - (p["radius"] - 0.5 * delta)[:, None] * nrm
+        vrel = point_velocity(a.Vj, K - a.Xj[:, :2]) - point_velocity(a.Vi, K - a.Xi[:, :2])
+        delta_dot = -dot(nrm, vrel)
+        Fn, Vel, Pdis = contact_law(p, delta, delta_dot)
+        Ft, Ftv, Pfr = _friction(p, Fn, perp(nrm), vrel)
+        return _contact_out(p, a, Fn[:, None] * nrm, K, Ftv, Vel, Pdis, Pfr, Fn, Ft, delta)
 
 
-def circle_circle(p, a):
+class CircleCircle(_PlanarForce):
     """Two circles (centres point_i / point_j, radii radius_i / radius_j), external contact.
 
     delta = radius_i + radius_j - |C_j - C_i| (m); normal n = (C_j - C_i)/|C_j - C_i|
     (finite even for coincident centres); contact point K = C_i + (radius_i - delta/2) n.
     """
-    Ci, _ = point(a.Xi, p["point_i"])
-    Cj, _ = point(a.Xj, p["point_j"])
-    d = Cj - Ci
-    d2 = dot(d, d)
-    pos = d2 > 0
-    ell = jnp.where(pos, jnp.sqrt(jnp.where(pos, d2, 1.0)), 0.0)
-    nrm = jnp.where(pos[:, None], d / jnp.where(pos, ell, 1.0)[:, None],
-                    jnp.array([1.0, 0.0], d.dtype))
-    delta = p["radius_i"] + p["radius_j"] - ell
-    K = Ci + (p["radius_i"] - 0.5 * delta)[:, None] * nrm
-    vrel = point_velocity(a.Vj, K - a.Xj[:, :2]) - point_velocity(a.Vi, K - a.Xi[:, :2])
-    delta_dot = -dot(nrm, vrel)
-    Fn, Vel, Pdis = contact_law(p, delta, delta_dot)
-    Ft, Ftv, Pfr = _friction(p, Fn, perp(nrm), vrel)
-    return _contact_out(p, a, Fn[:, None] * nrm, K, Ftv, Vel, Pdis, Pfr, Fn, Ft, delta)
+
+    name = "circle_circle"
+    fields = ("point_i", "point_j", "radius_i", "radius_j") + CONTACT_FIELDS
+
+    def evaluate(self, p, a):
+        Ci, _ = point(a.Xi, p["point_i"])
+        Cj, _ = point(a.Xj, p["point_j"])
+        d = Cj - Ci
+        d2 = dot(d, d)
+        pos = d2 > 0
+        ell = jnp.where(pos, jnp.sqrt(jnp.where(pos, d2, 1.0)), 0.0)
+        nrm = jnp.where(pos[:, None], d / jnp.where(pos, ell, 1.0)[:, None],
+                        jnp.array([1.0, 0.0], d.dtype))
+        delta = p["radius_i"] + p["radius_j"] - ell
+        K = Ci + (p["radius_i"] - 0.5 * delta)[:, None] * nrm
+        vrel = point_velocity(a.Vj, K - a.Xj[:, :2]) - point_velocity(a.Vi, K - a.Xi[:, :2])
+        delta_dot = -dot(nrm, vrel)
+        Fn, Vel, Pdis = contact_law(p, delta, delta_dot)
+        Ft, Ftv, Pfr = _friction(p, Fn, perp(nrm), vrel)
+        return _contact_out(p, a, Fn[:, None] * nrm, K, Ftv, Vel, Pdis, Pfr, Fn, Ft, delta)
 
 
 def _circle_on_profile(p, a, h, h1, h2):
@@ -230,22 +249,27 @@ def _circle_on_profile(p, a, h, h1, h2):
     return Qi, Qj, Vel, Pdis + Pfr, {"normal": Fn, "friction": Ft, "penetration": delta}
 
 
-def circle_profile(p, a):
+class CircleProfile(_PlanarForce):
     """Circle (centre point_j on frame j, radius) on the ground profile y = f(x), f a user
     JAX function of a scalar x (m -> m), in a.fns; f' and f'' by autodiff."""
-    x = point(a.Xj, p["point_j"])[0][:, 0]
-    h = h1 = h2 = jnp.zeros_like(x)
-    fns = {}
-    for k, fn in a.fns:
-        fns.setdefault(fn, []).append(k)
-    for fn, ks in fns.items():
-        mask = np.zeros(x.shape[0], bool)
-        mask[ks] = True
-        f1 = jax.grad(fn)
-        f2 = jax.grad(f1)
-        vals = [jax.vmap(f)(x) for f in (fn, f1, f2)]
-        h, h1, h2 = (jnp.where(mask, jnp.asarray(v, x.dtype), o) for v, o in zip(vals, (h, h1, h2)))
-    return _circle_on_profile(p, a, h, h1, h2)
+
+    name = "circle_profile"
+    fields = ("point_j", "radius") + CONTACT_FIELDS
+
+    def evaluate(self, p, a):
+        x = point(a.Xj, p["point_j"])[0][:, 0]
+        h = h1 = h2 = jnp.zeros_like(x)
+        fns = {}
+        for k, fn in a.fns:
+            fns.setdefault(fn, []).append(k)
+        for fn, ks in fns.items():
+            mask = np.zeros(x.shape[0], bool)
+            mask[ks] = True
+            f1 = jax.grad(fn)
+            f2 = jax.grad(f1)
+            vals = [jax.vmap(f)(x) for f in (fn, f1, f2)]
+            h, h1, h2 = (jnp.where(mask, jnp.asarray(v, x.dtype), o) for v, o in zip(vals, (h, h1, h2)))
+        return _circle_on_profile(p, a, h, h1, h2)
 
 
 def terrain_tangents(xs, ys):
@@ -288,12 +312,17 @@ def terrain_eval(xs, ys, x):
     return h, d1, d2
 
 
-def circle_terrain(p, a):
+class CircleTerrain(_PlanarForce):
     """Circle (centre point_j on frame j, radius) on sampled ground terrain y(x) through
     (xs, ys) (k, N) m, interpolated by `terrain_eval` (C^1 cubic Hermite)."""
-    x = point(a.Xj, p["point_j"])[0][:, 0]
-    h, h1, h2 = terrain_eval(p["xs"], p["ys"], x)
-    return _circle_on_profile(p, a, h, h1, h2)
+
+    name = "circle_terrain"
+    fields = ("point_j", "radius", "xs", "ys") + CONTACT_FIELDS
+
+    def evaluate(self, p, a):
+        x = point(a.Xj, p["point_j"])[0][:, 0]
+        h, h1, h2 = terrain_eval(p["xs"], p["ys"], x)
+        return _circle_on_profile(p, a, h, h1, h2)
 
 
 # ------------------------------------------------------------------- rotating frame
@@ -307,7 +336,7 @@ def frame_rate(p, t, fns):
     return w, wd
 
 
-def rotating_frame(p, a):
+class RotatingFrame(_PlanarForce):
     """Pseudo-forces of a model written in a frame turning about the origin with omega(t)
     (counter-clockwise, rad/s) on frames j (bodies and particles), k instances.
 
@@ -317,28 +346,22 @@ def rotating_frame(p, a):
     torque -J omega_dot. Potential V = -m omega^2 |r_G|^2 / 2 (centrifugal); the power P
     is that of the Coriolis (zero) and Euler terms plus dV/dt = -m omega omega_dot |r_G|^2.
     """
-    w, wd = frame_rate(p, a.t, a.fns)
-    c = rotate(a.Xj[:, 2], a.cgj)
-    rG = a.Xj[:, :2] + c
-    vG = a.Vj[:, :2] + perp(c) * a.Vj[:, 2:3]
-    m = a.mj[:, None]
-    Fc = m * w**2 * rG
-    Fnc = -2.0 * m * w * perp(vG) - m * wd * perp(rG)
-    Qc = point_force(c, Fc)
-    Qnc = point_force(c, Fnc).at[:, 2].add(-a.Jj * wd)
-    r2 = dot(rG, rG)
-    V = -0.5 * a.mj * w**2 * r2
-    P = dot(Qnc, a.Vj) - a.mj * w * wd * r2
-    return jnp.zeros_like(Qc), Qc + Qnc, V, P, {"omega": jnp.broadcast_to(w, r2.shape)}
 
+    name = "rotating_frame"
+    fields = ("coef", "amp", "omega", "phase")
+    needs_inertia = True
 
-# name -> (evaluator, Params fields of one instance)
-FORCE_FAMILIES = {
-    "spring": ForceFamily(_spring_family, ("point_i", "point_j", "k", "c", "length", "force")),
-    "torsion": ForceFamily(_torsion_family, ("k", "c", "angle", "torque")),
-    "circle_line": ForceFamily(circle_line, ("point_i", "point_j", "normal", "radius") + CONTACT_FIELDS),
-    "circle_circle": ForceFamily(circle_circle, ("point_i", "point_j", "radius_i", "radius_j") + CONTACT_FIELDS),
-    "circle_profile": ForceFamily(circle_profile, ("point_j", "radius") + CONTACT_FIELDS),
-    "circle_terrain": ForceFamily(circle_terrain, ("point_j", "radius", "xs", "ys") + CONTACT_FIELDS),
-    "rotating_frame": ForceFamily(rotating_frame, ("coef", "amp", "omega", "phase")),
-}
+    def evaluate(self, p, a):
+        w, wd = frame_rate(p, a.t, a.fns)
+        c = rotate(a.Xj[:, 2], a.cgj)
+        rG = a.Xj[:, :2] + c
+        vG = a.Vj[:, :2] + perp(c) * a.Vj[:, 2:3]
+        m = a.mj[:, None]
+        Fc = m * w**2 * rG
+        Fnc = -2.0 * m * w * perp(vG) - m * wd * perp(rG)
+        Qc = point_force(c, Fc)
+        Qnc = point_force(c, Fnc).at[:, 2].add(-a.Jj * wd)
+        r2 = dot(rG, rG)
+        V = -0.5 * a.mj * w**2 * r2
+        P = dot(Qnc, a.Vj) - a.mj * w * wd * r2
+        return jnp.zeros_like(Qc), Qc + Qnc, V, P, {"omega": jnp.broadcast_to(w, r2.shape)}
