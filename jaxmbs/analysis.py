@@ -12,6 +12,7 @@ from . import status as st
 from .core import families as F
 from .core.dynamics import _accelerations as accelerations  # (inside jitted analyses)
 from .core.equations import constraint_rows, constraint_terms, energy_terms, frame_states
+from .core.newton import newton_positions, position_rows
 from .formulations.schur import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulation import _is_tracer
 
@@ -146,7 +147,7 @@ def _assembly_failure(mech, params, res, t, iterations, mask) -> str:
     maskv = np.asarray(mask, float)
 
     def at(q):
-        terms = _position_rows(mech, constraint_terms(mech, params, q, zero, t))
+        terms = position_rows(mech, constraint_terms(mech, params, q, zero, t))
         return np.asarray(terms.phi, float), np.asarray(terms.jac, float) * maskv
 
     q = res.q
@@ -192,16 +193,6 @@ def _assembly_failure(mech, params, res, t, iterations, mask) -> str:
             "geometry (link lengths must close the loop), or the coordinates held fixed.")
 
 
-def _position_rows(mech, terms):
-    """The holonomic rows of `terms` (all of them unless the mechanism has nonholonomic
-    rows, which have no position-level residual)."""
-    if not mech.nonholonomic_rows:
-        return terms
-    h = mech.holonomic_rows
-    return terms._replace(phi=terms.phi[h], jac=terms.jac[h], phit=terms.phit[h],
-                          gamma=terms.gamma[h])
-
-
 @partial(jax.custom_jvp, nondiff_argnums=(0, 1, 2))
 def _newton(mech, mask, iterations, params, q, t):
     """Newton's method on Phi(q, t) = 0 over the free coordinates (mask = 1).
@@ -212,14 +203,8 @@ def _newton(mech, mask, iterations, params, q, t):
     choice the Newton steps make. No iteration is differentiated or stored.
     """
     maskv = jnp.asarray(mask, q.dtype)
-    zero = jnp.zeros((mech.n_vel,), q.dtype)
-
-    def newton(qq, _):
-        terms = _position_rows(mech, constraint_terms(mech, params, qq, zero, t))
-        return mech.normalize(mech.retract(qq, _min_norm_step(terms.jac, terms.phi, maskv))), None
-
-    q, _ = jax.lax.scan(newton, q, None, length=iterations)
-    return q
+    step = lambda terms, _q, _last: _min_norm_step(terms.jac, terms.phi, maskv)
+    return newton_positions(mech, params, q, t, step, iterations)
 
 
 @_newton.defjvp
@@ -229,9 +214,9 @@ def _newton_jvp(mech, mask, iterations, primals, tangents):
     qs = _newton(mech, mask, iterations, params, q, t)
     maskv = jnp.asarray(mask, q.dtype)
     zero = jnp.zeros((mech.n_vel,), q.dtype)
-    phi = lambda p, tt: _position_rows(mech, constraint_terms(mech, p, qs, zero, tt)).phi
+    phi = lambda p, tt: position_rows(mech, constraint_terms(mech, p, qs, zero, tt)).phi
     _, dphi = jax.jvp(phi, (params, t), (dparams, dt))
-    jac = _position_rows(mech, constraint_terms(mech, params, qs, zero, t)).jac
+    jac = position_rows(mech, constraint_terms(mech, params, qs, zero, t)).jac
     if mech.identity_kinematics:
         dq_fixed = (1.0 - maskv) * dq
         dq_free = _min_norm_step(jac, dphi + jac @ dq_fixed, maskv)
@@ -391,11 +376,8 @@ def _kinematics(mech, params, q_guess, ts, *, iterations, tol):
         q, v_prev, t_prev = carry
         q = mech.normalize(mech.retract(q, v_prev * (t - t_prev)))
 
-        def newton(qq, _):
-            terms = constraint_terms(mech, params, qq, zeros, t)
-            return mech.normalize(mech.retract(qq, -_square_solve(terms.jac, terms.phi))), None
-
-        q, _ = jax.lax.scan(newton, q, None, length=iterations)
+        step = lambda terms, _q, _last: -_square_solve(terms.jac, terms.phi)
+        q = newton_positions(mech, params, q, t, step, iterations)
         terms = constraint_terms(mech, params, q, zeros, t)
         v = _square_solve(terms.jac, -terms.phit)
         terms = constraint_terms(mech, params, q, v, t)

@@ -416,7 +416,7 @@ def layout_nodes(nodes, body_families=()):
     return blocks, bblocks, bparams, keys, frame_index, q0, v0
 
 
-PROFILE_FIELDS = ("coef", "amp", "omega", "phase")
+PROFILE_FIELDS = F.PROFILE_FIELDS
 
 
 def constraint_blocks(inst, frame_index, row=0):

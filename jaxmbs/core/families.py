@@ -168,6 +168,27 @@ class BodyFamily:
     def inertia_data(self, p):
         return {}
 
+    def sample(self, rng, k):
+        """Random valid Params of k instances (see ConstraintFamily.sample): mass > 0, a
+        positive inertia (an SPD (3, 3) tensor where `field_shapes` says so), the CG and
+        any other field by its name."""
+        shapes = dict(getattr(self, "field_shapes", {}))
+        p = {"mass": rng.uniform(0.5, 2.0, size=k)} if "mass" in self.fields else {}
+        if "inertia" in self.fields:
+            if tuple(shapes.get("inertia", ())) == (3, 3):
+                A = rng.normal(size=(k, 3, 3)) * 0.1
+                p["inertia"] = np.einsum("kij,klj->kil", A, A) + 0.05 * np.eye(3)
+            else:
+                p["inertia"] = rng.uniform(0.05, 0.2, size=k)
+        if "cg" in self.fields:
+            p["cg"] = rng.normal(size=(k,) + tuple(shapes.pop("cg", (2,)))) * 0.5
+        from .sampling import sample_fields
+        nf = node_family(self.node)
+        dim = frame_kind(nf.frame).dim if nf.frame else 2
+        p.update(sample_fields([f for f in self.fields if f not in p], rng, k, dim, shapes,
+                               f"body family {self.name!r}"))
+        return p
+
     def prepare(self, p):
         """p with data derived once per simulation from the parameters, for mass parts
         that are constant (a beam's factored consistent mass): extra entries of the
@@ -205,6 +226,16 @@ class PointMassBody(BodyFamily):
         return {"mass": x[:, 0]}
 
 
+PROFILE_FIELDS = ("coef", "amp", "omega", "phase")  # Params of a driven row's time profile
+
+
+def _sample(fam, fields, rng, k):
+    from .sampling import sample_fields
+    dim = frame_kind(fam.frame).dim
+    return sample_fields(fields, rng, k, dim, getattr(fam, "field_shapes", None),
+                         f"family {fam.name!r}")
+
+
 class ConstraintFamily:
     """r rows per instance between frames of kind `frame`.
 
@@ -225,6 +256,13 @@ class ConstraintFamily:
 
     def evaluate(self, p, Xi, Xj, Vi, Vj, *extra):
         raise NotImplementedError
+
+    def sample(self, rng, k):
+        """Random valid Params of k instances, {field: (k, ...) array} (the time profile's
+        fields too for a driven family): what the conformance suite evaluates. By default
+        each field from `jaxmbs.core.sampling` by its name (or `field_shapes`)."""
+        fields = self.fields + (PROFILE_FIELDS if self.driven else ())
+        return _sample(self, fields, rng, k)
 
     def validate(self, p, xp=np):
         """Rules of parameters (see BodyFamily.validate); by default the field rules of
@@ -274,6 +312,10 @@ class ForceFamily:
 
     def evaluate(self, p, a: ForceArgs):
         raise NotImplementedError
+
+    def sample(self, rng, k):
+        """Random valid Params of k instances (see ConstraintFamily.sample)."""
+        return _sample(self, self.fields, rng, k)
 
     def validate(self, p, xp=np):
         """Rules of parameters (see BodyFamily.validate); by default the field rules of

@@ -12,6 +12,7 @@ from .. import status as st
 from ..formulations.banded import wants_sparse
 from ._tree import static_class
 from .equations import constraint_terms, mass_matrix
+from .newton import newton_positions
 
 __all__ = ["Baumgarte", "Projection", "NoStabilization", "project"]
 
@@ -113,18 +114,19 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None, refactor=Fals
     n_it = iterations if hol is None or hol.size else 0
     reuse = not refactor and hol is None and getattr(solver, "projector", None) is not None
     correction = None
-    for it in range(n_it):
-        terms = constraint_terms(mech, params, q, v, t, sparse)
+
+    def position_step(terms, q, last):
+        nonlocal correction, status
         M = mass_matrix(mech, params, q)
-        jac, phi = (terms.jac, terms.phi) if hol is None else (terms.jac[hol], terms.phi[hol])
-        if reuse and it == n_it - 1:
-            correction = solver.projector(M, jac)
-        if correction is not None:
-            dq = correction(phi)
-        else:
-            dq, _, s = solver.solve(M, jac, zero, -phi)
-            status = status | (s & ~st.SINGULAR)
-        q = mech.retract(q, dq)
+        if reuse and last:
+            correction = solver.projector(M, terms.jac)
+            return correction(terms.phi)
+        dq, _, s = solver.solve(M, terms.jac, zero, -terms.phi)
+        status = status | (s & ~st.SINGULAR)
+        return dq
+
+    q = newton_positions(mech, params, q, t, position_step, n_it, sparse=sparse,
+                         normalize=False, unroll=True)
     terms = constraint_terms(mech, params, q, v, t, sparse)
     r = terms.jac @ v + terms.phit
     if correction is not None:

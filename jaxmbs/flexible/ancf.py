@@ -293,6 +293,7 @@ class AncfLoad(F.ForceFamily):
     name = "ancf_load"
     frame = ANCF2D
     fields = ("force",)
+    field_shapes = {"force": (2,)}
 
     def evaluate(self, p, a):
         Fo = p["force"]

@@ -148,6 +148,7 @@ class Ancf3DLoad(A.AncfLoad):
 
     name = "ancf3d_load"
     frame = ANCF3D
+    field_shapes = {"force": (3,)}
 
 
 # ------------------------------------------------------- rigid body <-> cable element
@@ -266,6 +267,7 @@ class Beam3DLoad(A.BeamLoad):
 
     name = "beam3d_load"
     frame = SPATIAL_BEAM
+    field_shapes = {"force": (3,)}
     rigid = 6
 
 

@@ -147,6 +147,7 @@ class BeamFollower(F.ForceFamily):
     name = "beam_follower"
     frame = PLANAR_BEAM
     fields = ("force", "torque", "xi", "length")
+    field_shapes = {"force": (2,)}
 
     def evaluate(self, p, a):
         from ..planar.geometry import perp
@@ -246,6 +247,7 @@ class BeamLoad(F.ForceFamily):
     name = "beam_load"
     frame = PLANAR_BEAM
     fields = ("force", "xi", "length")
+    field_shapes = {"force": (2,)}
     rigid = 3
 
     def evaluate(self, p, a):

@@ -423,6 +423,26 @@ class FfrBody(F.BodyFamily):
         return {"s0": (2,), "S1": (2, m), "j1": (m,), "c0": (m,), "Mff": (m, m), "Gff": (m, m),
                 "Kff": (m, m), "draw_points": (DRAW_POINTS, 2), "draw_shape": (DRAW_POINTS, 2, m)}
 
+    def sample(self, rng, k):
+        """Shape integrals of k random point clouds (12 points, positive volumes, random
+        mode displacements) and a random SPD modal stiffness; rho, E > 0, no damping."""
+        m, P = self.m, 12
+        w = rng.uniform(0.1, 1.0, (k, P))
+        x0 = rng.normal(size=(k, P, 2))
+        S = rng.normal(size=(k, P, 2, m)) * 0.3
+        It = np.array([[0.0, -1.0], [1.0, 0.0]])
+        A = rng.normal(size=(k, m, m))
+        return dict(
+            vol=w.sum(1), s0=np.einsum("kp,kpa->ka", w, x0), S1=np.einsum("kp,kpam->kam", w, S),
+            J0=np.einsum("kp,kpa,kpa->k", w, x0, x0), j1=np.einsum("kp,kpam,kpa->km", w, S, x0),
+            c0=np.einsum("kp,kpam,ab,kpb->km", w, S, It, x0),
+            Mff=np.einsum("kp,kpam,kpan->kmn", w, S, S),
+            Gff=np.einsum("kp,kpam,ba,kpbn->kmn", w, S, It, S),
+            Kff=np.einsum("kab,kcb->kac", A, A) + np.eye(m), rho=rng.uniform(0.5, 2.0, k),
+            E=rng.uniform(0.5, 2.0, k), alpha=np.zeros(k), beta=np.zeros(k),
+            draw_points=rng.normal(size=(k, DRAW_POINTS, 2)),
+            draw_shape=rng.normal(size=(k, DRAW_POINTS, 2, m)))
+
     def _parts(self, p, X):
         """(rho, A (k, 2, 2), eta (k, m), s (k, 2) = s0 + S1 eta, u (k, m) = j1 + Mff eta)."""
         eta = X[:, 3:]
@@ -511,6 +531,7 @@ class FfrPoint(F.ConstraintFamily):
     rows = 2
     frame = FFR2D
     fields = ("point_i", "point_j", "shape_i", "shape_j")
+    field_shapes = {"shape_i": (2, MAX_MODES), "shape_j": (2, MAX_MODES)}
 
     def evaluate(self, p, Xi, Xj, Vi, Vj):
         ri, Gi, ai = _marker(Xi, Vi, p["point_i"], p["shape_i"])
@@ -528,6 +549,7 @@ class FfrAngle(F.ConstraintFamily):
     rows = 1
     frame = FFR2D
     fields = ("angle", "slope_i", "slope_j")
+    field_shapes = {"slope_i": (MAX_MODES,), "slope_j": (MAX_MODES,)}
 
     def evaluate(self, p, Xi, Xj, Vi, Vj):
         def side(X, psi):
@@ -547,6 +569,7 @@ class FfrLoad(F.ForceFamily):
     name = "ffr_load"
     frame = FFR2D
     fields = ("force", "point", "shape")
+    field_shapes = {"force": (2,), "shape": (2, MAX_MODES)}
 
     def evaluate(self, p, a):
         r, G, _ = _marker(a.Xj, a.Vj, p["point"], p["shape"])

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.newton import dense_tangent_solve, newton_root
 from .controllers import IController
 
 
@@ -87,33 +88,6 @@ def amplification_matrix(params, h_omega, zeta=0.0):
     A[3, 3], A[3, 0], A[3, 1] = 1.0, w * w, 2.0 * zeta * w
     T = np.linalg.solve(A, B)
     return T
-
-
-def _newton(f, x0, *, tol_fn, max_iter, modified, lstsq):
-    """Newton's method for f(x) = 0 from x0 in a while loop (not differentiated: wrapped
-    in custom_root by the caller). tol_fn(x, dx, r) -> converged flag. Returns (x,
-    (converged, iterations))."""
-    jac = jax.jacfwd(f)
-    lin = (lambda A, r: jnp.linalg.lstsq(A, r)[0]) if lstsq else jnp.linalg.solve
-
-    def body(c):
-        k, x, _, A = c
-        r = f(x)
-        A = A if modified else jac(x)
-        dx = lin(A, -r)
-        x = x + dx
-        return k + 1, x, tol_fn(x, dx, r), A
-
-    def cond(c):
-        k, x, done, _ = c
-        return (k < max_iter) & ~done & jnp.all(jnp.isfinite(x))
-
-    A0 = jac(x0)
-    k, x, done, _ = jax.lax.while_loop(cond, body, (jnp.zeros((), jnp.int32), x0,
-                                                     jnp.zeros((), bool), A0))
-    # aux as floats: custom_root differentiates its aux too, and bool/int aux have no
-    # (float0) tangent there
-    return x, (done.astype(x.dtype), k.astype(x.dtype))
 
 
 @static_class
@@ -259,16 +233,10 @@ class GeneralizedAlpha:
 
         # predictor: vdot_{n+1} = vdot_n, lam = lam_n
         x0 = jnp.concatenate([vdot_n, lam_n])
-        solve = lambda f, x_init: _newton(f, x_init, tol_fn=converged, max_iter=self.max_iter,
-                                          modified=self.newton == "modified",
-                                          lstsq=self.linear == "lstsq")
-
-        def tangent_solve(g_lin, yv):
-            A = jax.jacfwd(g_lin)(jnp.zeros_like(yv))
-            if self.linear == "lstsq":
-                return jnp.linalg.lstsq(A, yv)[0]
-            return jnp.linalg.solve(A, yv)
-
+        solve = lambda f, x_init: newton_root(f, x_init, tol_fn=converged, max_iter=self.max_iter,
+                                              modified=self.newton == "modified",
+                                              lstsq=self.linear == "lstsq")
+        tangent_solve = dense_tangent_solve(self.linear == "lstsq")
         x, (ok, _) = jax.lax.custom_root(residual, x0, solve, tangent_solve, has_aux=True)
         ok = jax.lax.stop_gradient(ok) > 0.5
         vdot1, lam1 = x[:n], x[n:]

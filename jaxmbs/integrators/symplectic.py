@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.newton import dense_tangent_solve
 
 
 # ------------------------------------------------------------------------------ RATTLE
@@ -119,14 +120,10 @@ class Rattle:
                   jnp.asarray(jnp.inf, dtype))
             k, vh, lam, _, s, _ = jax.lax.while_loop(cond, body, c0)
             ok = jnp.max(jnp.abs(phi_at(vh)), initial=0.0) <= tol * qscale
-            # aux as floats (see _newton)
+            # aux as floats (see core.newton.newton_root)
             return jnp.concatenate([vh, lam]), (ok.astype(dtype), s.astype(dtype))
 
-        def tangent_solve(g_lin, yv):
-            A = jax.jacfwd(g_lin)(jnp.zeros_like(yv))
-            if self.linear == "lstsq":
-                return jnp.linalg.lstsq(A, yv)[0]
-            return jnp.linalg.solve(A, yv)
+        tangent_solve = dense_tangent_solve(self.linear == "lstsq")
 
         x0 = jnp.concatenate([v, jnp.zeros((mh,), dtype)])
         if mh:

@@ -11,6 +11,7 @@ from jax.scipy.linalg import solve_triangular
 
 from .. import status as st
 from ..core.equations import constraint_terms, generalized_forces, mass_matrix
+from ..core.newton import iterate
 from ..simulation import _is_tracer
 from .chart import _check_shapes, _controls
 from .results import EquilibriumResult
@@ -133,15 +134,15 @@ def _equilibrium_jit(mech, params, q, u, t, *, iterations, tol, rank):
     Q0, jac0, _ = parts(q, jnp.zeros((m,), q.dtype))
     lam0 = _lm_solve(jac0.T, -Q0) if m else jnp.zeros((0,), q.dtype)
 
-    def newton(carry, _):
+    def newton(carry, _last):
         qq, lam = carry
         r = resid(qq, lam)
         Kx = jax.jacfwd(lambda dx: resid(mech.retract(qq, dx), lam))(zv)
         Kl = jax.jacfwd(lambda ll: resid(qq, ll))(lam) if m else jnp.zeros((nv + len(h), 0), q.dtype)
         s = _lm_solve(jnp.concatenate([Kx, Kl], 1), r)
-        return (mech.normalize(mech.retract(qq, s[:nv])), lam + s[nv:]), None
+        return mech.normalize(mech.retract(qq, s[:nv])), lam + s[nv:]
 
-    (q, lam), _ = jax.lax.scan(newton, (q, lam0), None, length=iterations)
+    q, lam = iterate(newton, (q, lam0), iterations)
     Q, jac, phi = parts(q, lam)
     f = Q - jac.T @ lam
     fres = jnp.max(jnp.abs(f)) if nv else jnp.zeros((), q.dtype)

@@ -146,6 +146,7 @@ class PlanarLoad(F.ForceFamily):
     name = "load"
     frame = PLANAR
     fields = ("point", "force", "torque")
+    field_shapes = {"force": (2,)}
     uses_controls = True
 
     def evaluate(self, p, a):

@@ -249,6 +249,7 @@ class Load3(_SpatialForce):
 
     name = "load3"
     fields = ("point", "force", "torque")
+    field_shapes = {"force": (3,), "torque": (3,)}
     uses_controls = True
 
     def evaluate(self, p, a):

@@ -11,8 +11,9 @@ against derivatives of the update map. For every body family: the mass part's ap
 solve, dense, inverse and per-frame inverse agree, gravity is -grad V, and the
 quadratic-velocity forces satisfy v . Q_v = -v^T Mdot v / 2 (energy consistency).
 
-A family whose Params field this file does not know how to sample fails here, naming
-the field: add a sampler to FIELD_SAMPLERS when you add a family.
+Every family provides random valid instances through its `sample(rng, k)` (by default
+each field from `jaxmbs.core.sampling` by its name): a field with no sampler fails here,
+naming the field and where to add one.
 """
 import jax
 import jax.numpy as jnp
@@ -22,10 +23,8 @@ import pytest
 import jaxmbs  # noqa: F401  (registers the planar and spatial families)
 from jaxmbs import profiles
 from jaxmbs.core import families as F
-from jaxmbs.flexible import ffr
 
 K = 4  # instances per family
-FFR_MODES = ffr.MAX_MODES
 
 
 def _unit(rng, d):
@@ -41,79 +40,9 @@ def _pos(rng, lo=0.5, hi=2.0):
     return rng.uniform(lo, hi, size=K)
 
 
-# field name -> sampler(rng, frame dimension) -> (K, ...) array
-FIELD_SAMPLERS = {
-    "point_i": lambda r, d: _vec(r, d), "point_j": lambda r, d: _vec(r, d),
-    "point": lambda r, d: _vec(r, d),
-    "direction": lambda r, d: _unit(r, d), "axis": lambda r, d: _unit(r, d),
-    "normal": lambda r, d: _unit(r, d), "normal_i": lambda r, d: _unit(r, d),
-    "a_i": lambda r, d: _unit(r, d), "b_j": lambda r, d: _unit(r, d),
-    "f_i": lambda r, d: _unit(r, d), "g_i": lambda r, d: _unit(r, d),
-    "f_j": lambda r, d: _unit(r, d), "n_i": lambda r, d: _unit(r, d),
-    "a_j": lambda r, d: _unit(r, d), "axis_j": lambda r, d: _unit(r, d),
-    "r_i": lambda r, d: _unit(r, 4), "r_j": lambda r, d: _unit(r, 4),
-    "radius": lambda r, d: _pos(r, 0.2, 0.6), "radius_i": lambda r, d: _pos(r, 0.3, 0.8),
-    "radius_j": lambda r, d: _pos(r, 0.3, 0.8),
-    "ratio": lambda r, d: r.uniform(-2, 2, K), "offset": lambda r, d: r.normal(size=K),
-    "k": lambda r, d: _pos(r, 5.0, 50.0), "c": lambda r, d: _pos(r, 0.1, 1.0),
-    "length": lambda r, d: _pos(r, 0.2, 1.0), "force": lambda r, d: r.normal(size=(K,) if d else K),
-    "force_t": lambda r, d: r.normal(size=K),  # a cable's tangential follower force (N)
-    "angle": lambda r, d: r.normal(size=K) * 0.3, "torque": lambda r, d: r.normal(size=K),
-    "exponent": lambda r, d: np.full(K, 1.5), "damping": lambda r, d: _pos(r, 0.1, 0.5),
-    "mu": lambda r, d: _pos(r, 0.2, 0.6), "v_eps": lambda r, d: _pos(r, 0.05, 0.2),
-    "k_t": lambda r, d: r.uniform(10, 50, (K, 3)), "k_r": lambda r, d: r.uniform(1, 5, (K, 3)),
-    "c_t": lambda r, d: r.uniform(0.1, 1, (K, 3)), "c_r": lambda r, d: r.uniform(0.1, 1, (K, 3)),
-    "xs": lambda r, d: np.tile(np.linspace(-3.0, 3.0, 7), (K, 1)),
-    "ys": lambda r, d: r.normal(size=(K, 7)) * 0.1,
-    "coef": lambda r, d: r.normal(size=(K, profiles.N_COEF)) * 0.3,
-    "amp": lambda r, d: r.normal(size=K) * 0.2, "omega": lambda r, d: _pos(r, 0.5, 2.0),
-    "phase": lambda r, d: r.normal(size=K),
-    "gear": lambda r, d: r.uniform(-3, 3, K),
-    "gain": lambda r, d: r.normal(size=(K, 3)), "bias": lambda r, d: r.normal(size=(K, 3)),
-    # ranges that clip some instances and not others
-    # section and material of beam elements (jaxmbs.flexible.ancf)
-    "xi": lambda r, d: np.r_[0.0, 1.0, r.uniform(0, 1, K - 2)],  # ends and interior
-    "xi_i": lambda r, d: np.r_[1.0, 0.0, r.uniform(0, 1, K - 2)],
-    "xi_j": lambda r, d: np.r_[0.0, 1.0, r.uniform(0, 1, K - 2)],
-    "length_i": lambda r, d: _pos(r, 0.2, 1.0), "length_j": lambda r, d: _pos(r, 0.2, 1.0),
-    "axis_i": lambda r, d: _unit(r, d),
-    "rho": lambda r, d: _pos(r, 0.5, 2.0), "area": lambda r, d: _pos(r, 0.5, 2.0),
-    "E": lambda r, d: _pos(r, 0.5, 2.0), "I": lambda r, d: _pos(r, 0.05, 0.2),
-    "line_load": lambda r, d: r.normal(size=(K, d)),
-    # shear-deformable beam (jaxmbs.flexible.reissner): shear modulus, shear factor
-    "G": lambda r, d: _pos(r, 0.3, 1.0), "shear_factor": lambda r, d: _pos(r, 0.5, 1.0),
-    # Rayleigh damping off here: the body test checks that velocity terms do no work;
-    # the damping forces are tested in tests/test_flexible_damping_loads.py
-    "alpha": lambda r, d: np.zeros(K), "beta": lambda r, d: np.zeros(K),
-    # FFR bodies (jaxmbs.flexible.ffr): markers' mode displacements and rotations
-    "shape_i": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
-    "shape_j": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
-    "shape": lambda r, d: r.normal(size=(K, 2, FFR_MODES)) * 0.3,
-    "slope_i": lambda r, d: r.normal(size=(K, FFR_MODES)), "slope_j": lambda r, d: r.normal(size=(K, FFR_MODES)),
-    "ctrlrange": lambda r, d: np.array([[-0.3, 0.2], [-10.0, 10.0]] * (K // 2)),
-    "forcerange": lambda r, d: np.array([[-100.0, 100.0], [-100.0, 100.0], [-0.1, 0.2],
-                                         [-0.2, 0.1]])[:K],
-}
-# fields whose shape depends on the family (force/torque vectors of loads, per dimension)
-SHAPED = {("load", "force"): (2,), ("ancf_load", "force"): (2,), ("ancf3d_load", "force"): (3,),
-          ("beam_follower", "force"): (2,), ("beam_load", "force"): (2,),
-          ("beam3d_load", "force"): (3,), ("ffr_load", "force"): (2,), ("load3", "force"): (3,), ("load3", "torque"): (3,)}
-
-
-def _params(fam, dim, rng):
-    p = {}
-    for f in fam.fields:
-        if (fam.name, f) in SHAPED:
-            p[f] = rng.normal(size=(K,) + SHAPED[(fam.name, f)])
-            continue
-        if f not in FIELD_SAMPLERS:
-            raise AssertionError(f"family {fam.name!r}: no sampler for field {f!r}; add one to "
-                                 "tests/families/test_conformance.py FIELD_SAMPLERS")
-        p[f] = FIELD_SAMPLERS[f](rng, dim)
-    if getattr(fam, "driven", False):
-        for f in ("coef", "amp", "omega", "phase"):
-            p[f] = FIELD_SAMPLERS[f](rng, dim)
-    return {k: jnp.asarray(v) for k, v in p.items()}
+def _params(fam, rng):
+    """K random instances of a family's Params (its `sample`), as jax arrays."""
+    return {k: jnp.asarray(v) for k, v in fam.sample(rng, K).items()}
 
 
 def _frames(kind, rng, n=K):
@@ -201,8 +130,7 @@ def test_constraint_family_jacobian_and_gamma(name):
     fam = F.constraint_family(name)
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     nf = _node_for(fam.frame)
-    dim = F.frame_kind(fam.frame).dim
-    p = _params(fam, dim, rng)
+    p = _params(fam, rng)
     Xi, Vi = _frames(fam.frame, rng)
     Xj, Vj = _frames(fam.frame, rng)
     g, Gi, Gj, quad = fam.evaluate(p, Xi, Xj, Vi, Vj)
@@ -256,7 +184,7 @@ def test_extra_coordinate_family_jacobian_and_gamma(name):
         pytest.skip("the cam's curves are tested in tests/test_cam.py")
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     nf = _node_for(fam.frame)
-    p = _params(fam, F.frame_kind(fam.frame).dim, rng)
+    p = _params(fam, rng)
     static = fam.sample_static(K)
     Xi, Vi = _frames(fam.frame, rng)
     Xj, Vj = _frames(fam.frame, rng)
@@ -289,7 +217,7 @@ def test_joint_actuator_against_autodiff_of_its_joint_coordinate():
     fam = F.force_family("joint_actuator")
     rng = np.random.default_rng(21)
     nf = _node_for("spatial")
-    p = _params(fam, 3, rng)
+    p = _params(fam, rng)
     (Xi, Xj, Vi, Vj), kw = _force_args(fam, rng, p)
     Qi, Qj, _, _, info = _eval_force(fam, p, (Xi, Xj, Vi, Vj), kw)
     ctrl, kinds = kw["static"]
@@ -328,7 +256,7 @@ def test_custom_time_driver_rows_against_autodiff_in_time():
     fam = F.constraint_family("rot_driver")
     rng = np.random.default_rng(7)
     nf = _node_for(fam.frame)
-    p = _params(fam, 3, rng)
+    p = _params(fam, rng)
     Xi, Vi = _frames("spatial", rng)
     Xj, Vj = _frames("spatial", rng)
     t = 0.37
@@ -398,8 +326,7 @@ def test_force_family_gradient_and_power(name):
     fam = F.force_family(name)
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     nf = _node_for(fam.frame)
-    dim = F.frame_kind(fam.frame).dim
-    p = _params(fam, dim, rng)
+    p = _params(fam, rng)
     for f, val in CONSERVATIVE_SETUP.get(name, {}).items():
         p[f] = jnp.broadcast_to(jnp.asarray(val, float), p[f].shape)
     (Xi, Xj, Vi, Vj), kw = _force_args(fam, rng, p)
@@ -450,46 +377,8 @@ def test_node_family_maps(name):
     assert len(nf.coord_names) == nf.nq and len(nf.vel_names) == nf.nv
 
 
-def _ffr_body_params(bf, rng):
-    """Shape integrals of K random point clouds (12 points, positive volumes, random mode
-    displacements), a random SPD modal stiffness; rho, E > 0, no damping."""
-    m, P = bf.m, 12
-    w = rng.uniform(0.1, 1.0, (K, P))
-    x0 = rng.normal(size=(K, P, 2))
-    S = rng.normal(size=(K, P, 2, m)) * 0.3
-    It = np.array([[0.0, -1.0], [1.0, 0.0]])
-    A = rng.normal(size=(K, m, m))
-    p = dict(vol=w.sum(1), s0=np.einsum("kp,kpa->ka", w, x0), S1=np.einsum("kp,kpam->kam", w, S),
-             J0=np.einsum("kp,kpa,kpa->k", w, x0, x0), j1=np.einsum("kp,kpam,kpa->km", w, S, x0),
-             c0=np.einsum("kp,kpam,ab,kpb->km", w, S, It, x0),
-             Mff=np.einsum("kp,kpam,kpan->kmn", w, S, S),
-             Gff=np.einsum("kp,kpam,ba,kpbn->kmn", w, S, It, S),
-             Kff=np.einsum("kab,kcb->kac", A, A) + np.eye(m), rho=_pos(rng), E=_pos(rng),
-             alpha=np.zeros(K), beta=np.zeros(K), draw_points=rng.normal(size=(K, ffr.DRAW_POINTS, 2)),
-             draw_shape=rng.normal(size=(K, ffr.DRAW_POINTS, 2, m)))
-    return {k: jnp.asarray(v) for k, v in p.items()}
-
-
 def _body_params(bf, rng):
-    if isinstance(bf, ffr.FfrBody):
-        return _ffr_body_params(bf, rng)
-    p = {"mass": jnp.asarray(_pos(rng))}
-    shapes = getattr(bf, "field_shapes", {})
-    if "inertia" in bf.fields:
-        if shapes.get("inertia") == (3, 3):
-            A = rng.normal(size=(K, 3, 3)) * 0.1
-            J = np.einsum("kij,klj->kil", A, A) + 0.05 * np.eye(3)
-            p["inertia"] = jnp.asarray(J)
-        else:
-            p["inertia"] = jnp.asarray(_pos(rng, 0.05, 0.2))
-    if "cg" in bf.fields:
-        p["cg"] = jnp.asarray(_vec(rng, shapes.get("cg", (2,))[0]))
-    nf = F.node_family(bf.node)
-    dim = F.frame_kind(nf.frame).dim if nf.frame else 2
-    for f in sorted(set(bf.fields) - set(p)):
-        assert f in FIELD_SAMPLERS, f"body family {bf.name!r}: no sampler for {f!r}"
-        p[f] = jnp.asarray(FIELD_SAMPLERS[f](rng, dim))
-    return p
+    return _params(bf, rng)
 
 
 @pytest.mark.parametrize("name", list(F.registered("body")))
@@ -608,3 +497,16 @@ def test_the_core_imports_no_dimension_package():
             bad += [f"{rel}: {m}" for m in mods
                     if m.startswith("jaxmbs.") and m.split(".")[1] in ("planar", "spatial", "flexible")]
     assert not bad, bad
+
+
+def test_a_field_with_no_sampler_is_named():
+    """A family field that `sample` cannot draw fails naming the family, the field and
+    where to add a sampler."""
+
+    class Wobbly(F.ConstraintFamily):
+        name, rows, frame, fields = "wobbly", 1, "planar", ("point_i", "wobble")
+
+    with pytest.raises(KeyError, match=r"'wobbly'.*'wobble'.*FIELD_SAMPLERS"):
+        Wobbly().sample(np.random.default_rng(0), K)
+    shaped = type("Shaped", (Wobbly,), {"field_shapes": {"wobble": (2, 3)}})()
+    assert shaped.sample(np.random.default_rng(0), K)["wobble"].shape == (K, 2, 3)
