@@ -31,6 +31,7 @@ from .formulations import (
     DenseLU,
     NullSpace,
     SchurCholesky,
+    TreeSchur,
     UdwadiaKalaba,
 )
 from .integrators import (
@@ -81,7 +82,7 @@ __all__ = [
     "IController", "PIController", "GeneralizedAlpha", "HHTAlpha", "Rattle",
     "NullSpace", "CoordinatePartitioning", "UdwadiaKalaba", "AugmentedLagrangian",
     "Baumgarte", "Projection", "NoStabilization", "project",
-    "SchurCholesky", "DenseLU",
+    "SchurCholesky", "TreeSchur", "DenseLU",
     "constant", "constant_velocity", "polynomial", "sinusoid", "profiles", "status", "curves", "zoo",
     "Accelerations", "AssemblyResult", "Kinematics", "InverseDynamics",
     "run_batch", "load_batch", "shard_batch", "batch_mesh",

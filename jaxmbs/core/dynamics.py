@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from .. import status as st
 from ..formulations.banded import wants_sparse
 from ..formulations.schur import SchurCholesky
+from ..formulations.tree import for_mechanism
 from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
 from .stabilize import NoStabilization
 
@@ -59,6 +60,7 @@ def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     """`accelerations` without the input checks (the engine's inner loop). check: whether
     the solver judges its dropped rows here (bool or traced scalar bool; False at the
     trial states of a step's later stages, see `formulations.schur.checked_rows`)."""
+    solver = for_mechanism(solver, mech)
     terms = constraint_terms(mech, params, q, v, t, wants_sparse(solver, mech))
     Q, V, P = generalized_forces(mech, params, q, v, t, u)
     M = mass_matrix(mech, params, q)

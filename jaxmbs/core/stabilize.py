@@ -10,6 +10,7 @@ import jax.numpy as jnp
 
 from .. import status as st
 from ..formulations.banded import wants_sparse
+from ..formulations.tree import for_mechanism
 from ._tree import static_class
 from .equations import constraint_terms, mass_matrix
 from .newton import newton_positions
@@ -108,6 +109,7 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None, refactor=Fals
     if mech.n_constraints == 0:
         return q, v, status
     zero = jnp.zeros_like(v)
+    solver = for_mechanism(solver, mech)
     sparse = wants_sparse(solver, mech)
     # the position step uses the holonomic rows only (nonholonomic rows have no Phi)
     hol = mech.holonomic_rows if mech.nonholonomic_rows else None

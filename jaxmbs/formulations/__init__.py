@@ -12,6 +12,9 @@ get there, and so in what they tolerate and what they cost:
 
 * `SchurCholesky()` (the default) -- eliminates qdd through the Schur complement
   jac M^-1 jac^T and a Cholesky factorisation; banded on long chains (`banded`).
+* `TreeSchur()` -- block elimination of the whole saddle-point matrix along the joint
+  tree, leaves first (Baraff): linear in the number of bodies, for mechanisms without
+  closed loops.
 * `DenseLU()` -- LU of the whole saddle-point matrix (the reference).
 * `NullSpace()` -- Maggi's equations (Kane's and Gibbs-Appell's projected equations are
   the same): qdd = qdd_p + N z with jac N = 0, N^T M N z = N^T (Q - M qdd_p), by an
@@ -50,8 +53,9 @@ from .nullspace import NullSpace
 from .partitioning import BoundPartition, CoordinatePartitioning
 from .registry import FORMULATIONS, REDUNDANCY_TOLERANT
 from .schur import DenseLU, SchurCholesky
+from .tree import TreeSchur
 from .udwadia_kalaba import UdwadiaKalaba
 
-__all__ = ["SchurCholesky", "DenseLU", "NullSpace", "CoordinatePartitioning", "UdwadiaKalaba",
+__all__ = ["SchurCholesky", "TreeSchur", "DenseLU", "NullSpace", "CoordinatePartitioning", "UdwadiaKalaba",
            "AugmentedLagrangian", "BoundPartition", "FORMULATIONS", "REDUNDANCY_TOLERANT",
            "kkt_residual"]

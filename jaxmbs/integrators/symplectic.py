@@ -12,6 +12,7 @@ import jax.numpy as jnp
 from .. import status as st
 from ..core._tree import static_class
 from ..core.newton import dense_tangent_solve
+from ..formulations.tree import for_mechanism
 
 
 # ------------------------------------------------------------------------------ RATTLE
@@ -70,7 +71,7 @@ class Rattle:
         t1 = t + h
         n = v.shape[0]
         mech = term.mech
-        solver = term.solver
+        solver = for_mechanism(term.solver, mech)
         eps = float(jnp.finfo(dtype).eps)
         tol = eps ** 0.75 if self.tol is None else self.tol
         qscale = 1.0 + jnp.max(jnp.abs(q))
