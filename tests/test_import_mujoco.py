@@ -138,6 +138,35 @@ def test_tree_models_agree_with_mujoco_body_by_body(case):
     np.testing.assert_allclose(Ej, Em, atol=1e-7 * (1 + np.max(np.abs(Em))))
 
 
+# a pendulum whose body frame origin swings (the hinge is 0.4 m above it): both simulators
+# integrate the same ODE with RK4 at the same dt, so they agree to RK4's truncation error
+PENDULUM_XML = """<mujoco model="pendulum">
+  <compiler angle="radian" inertiafromgeom="false"/>
+  <option timestep="0.001" integrator="RK4" gravity="0 0 -9.81"/>
+  <worldbody>
+    <body name="link" pos="0 0 0.6">
+      <joint name="hinge" type="hinge" pos="0 0 0.4" axis="0 1 0"/>
+      <inertial pos="0 0 0" mass="1" diaginertia="0.02 0.02 0.001"/>
+    </body>
+  </worldbody>
+  <keyframe><key name="k" qpos="1.2" qvel="0.5"/></keyframe>
+</mujoco>"""
+
+
+def test_comparison_reads_mujoco_at_the_same_instant():
+    """compare_with_mujoco recomputes MuJoCo's body poses and energy from the state mj_step
+    leaves (after mj_step, d.xpos is that of RK4's last stage, not of the new state). On a
+    pendulum both RK4 runs agree to 2.5e-12 m and 4e-11 J over 1 s at dt = 1e-3 s; read
+    straight after mj_step, MuJoCo's positions lagged by 3.8e-9 m and its energy by 8.8e-9
+    J (measured), so the bounds below fail on the stale reading."""
+    res = compare_with_mujoco(PENDULUM_XML, 1.0, 1e-3, keyframe="k")
+    assert np.max(np.ptp(res["mujoco_pos"], axis=0)) > 0.1  # the body swings
+    assert res["max_position_difference"] < 1e-10
+    assert res["max_orientation_difference"] < 1e-10
+    Ej, Em = res["energy"]["jaxmbs"], res["energy"]["mujoco"]
+    assert np.max(np.abs(Ej - Em)) < 1e-9
+
+
 def test_arm_joint_reactions_at_rest_match_mujoco_inverse_dynamics():
     """The arm held at rest in a bent pose (every revolute driven to stay put): the
     drivers' torques equal MuJoCo's inverse dynamics qfrc_inverse (qacc = 0), and each

@@ -17,7 +17,9 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
                         mujoco_settings="model", disable=(), quiet=True):
     """Simulate a MuJoCo / URDF file with jaxmbs (exact constraints: RK4 + projection) and
     with MuJoCo (its RK4 in joint coordinates, same dt, equality constraints as the file
-    sets them) from the same initial state, and report side by side.
+    sets them) from the same initial state, and report side by side. Both are read at the
+    same instants: MuJoCo's body poses, loop gaps and energy are recomputed (mj_forward)
+    from the state each saved step leaves.
 
     Returns a dict: 't' (s,), 'bodies' (MuJoCo body names compared), 'jaxmbs_pos' and
     'mujoco_pos' (s, n_bodies, 3) body-frame origins (m), 'max_position_difference' (m),
@@ -125,6 +127,8 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     k = 0
     for step in range(n + 1):
         if step % save_every == 0:
+            if step:
+                _mujoco_state_at_step_end(m, dmj, mj)
             mpos[k] = dmj.xpos[bid]
             mrot[k] = dmj.xmat[bid].reshape(-1, 3, 3)
             mgap[k] = _mujoco_gap(m, dmj, mj)
@@ -171,6 +175,18 @@ def summary(res) -> str:
     lines.append(f"  relative energy drift: jaxmbs {res['energy_drift']['jaxmbs']:.3g}, "
                  f"MuJoCo {res['energy_drift']['mujoco']:.3g}")
     return "\n".join(lines)
+
+
+def _mujoco_state_at_step_end(m, d, mj):
+    """Recompute MuJoCo's positions, orientations, tendon lengths and energy from the state
+    (qpos, qvel) that mj_step left. After mj_step, d.xpos / d.xmat / d.energy are those of
+    the last evaluation inside the step (the start of the step for Euler, the last stage
+    for RK4), not of the new state: read straight away they lag the state by up to a step.
+    mj_forward on the new state (with the solver's warm start kept, so the next mj_step is
+    unchanged) compares both simulators at the same instant."""
+    warm = d.qacc_warmstart.copy()
+    mj.mj_forward(m, d)
+    d.qacc_warmstart[:] = warm
 
 
 def _mujoco_gap(m, d, mj):
