@@ -246,3 +246,11 @@ def test_joint_limit_builder_errors_name_the_problem():
     model.add_joint_limit("lim", "r", range=(None, 0.5), inertia=0.1)
     mech, params, q0, v0 = model.build()
     assert float(mb.force_outputs(mech, params, q0, v0)["lim"]["force"]) == 0.0
+    # the same rules for parameters set after the build
+    p2 = mech.replace(params, {"lim.range": [0.05, 0.5]})  # y = 0: 0.05 below the lower side
+    assert float(mb.force_outputs(mech, p2, q0, v0)["lim"]["force"]) > 0.0  # pushes it up
+    for key, val, msg in (("lim.range", [0.6, 0.5], "lower < upper"),
+                          ("lim.inertia", -1.0, "must be > 0"),
+                          ("lim.solimp", [0.9, 1.5, 0.001, 0.5, 2.0], "dmin, dmax, midpoint in")):
+        with pytest.raises(ValueError, match=f"'{key}' .*{msg}"):
+            mech.replace(params, {key: val})

@@ -122,8 +122,8 @@ class ForceMethods:
         1 / dof_invweight0 (at qpos0, without armature; default: inertia). range:
         (lower, upper), lower < upper, in the convention of offset (the coordinate's
         value in the initial configuration in your convention, e.g. MuJoCo's qpos there;
-        default 0: measured from the initial configuration); None or -inf / inf leaves a
-        side open.
+        default 0: measured from the initial configuration); None leaves a side open
+        (-inf / inf too, but model files hold finite numbers: save_model needs None).
 
         The approximation: MuJoCo's force is (a_ref - a0) / (A + R) with a0 the joint's
         acceleration from all other forces and A its current inverse inertia; this law

@@ -36,6 +36,7 @@ potential, power f ydot.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from ..core import families as F
 from .forces import _SpatialForce, joint_coordinate
@@ -112,6 +113,24 @@ class JointLimit(_SpatialForce):
         Qi, Qj = tau[:, None] * Gi, tau[:, None] * Gj
         P = jnp.sum(Qi * a.Vi, -1) + jnp.sum(Qj * a.Vj, -1)
         return Qi, Qj, jnp.zeros_like(P), P, {"force": tau, "position": y}
+
+    def validate(self, p, xp=np):
+        """Rules beyond finiteness (see ForceFamily.validate): a range (lower < upper, at
+        least one side finite), positive inertias, stiffness >= 0, a valid solimp."""
+        from ..core.validate import field_rule_masks
+
+        lo, hi = p["range"][..., 0], p["range"][..., 1]
+        si = p["solimp"]
+        bad_imp = ~((si[..., 0] > 0) & (si[..., 0] < 1) & (si[..., 1] > 0) & (si[..., 1] < 1)
+                    & (si[..., 2] >= 0) & (si[..., 3] > 0) & (si[..., 3] < 1) & (si[..., 4] >= 1))
+        return field_rule_masks(p, self.fields, xp) + [
+            ("range", ~(lo < hi) | (xp.isinf(lo) & xp.isinf(hi)),
+             "must be (lower, upper) with lower < upper, at least one side finite"),
+            ("inertia", ~(p["inertia"] > 0), "must be > 0 (kg m^2 or kg)"),
+            ("reference_inertia", ~(p["reference_inertia"] > 0), "must be > 0 (kg m^2 or kg)"),
+            ("stiffness", ~(p["stiffness"] >= 0), "must be >= 0 (1/s^2)"),
+            ("solimp", bad_imp, "must be (dmin, dmax, width, midpoint, power) with dmin, dmax, "
+             "midpoint in (0, 1), width >= 0, power >= 1")]
 
     @staticmethod
     def sample_static(k):
