@@ -211,7 +211,7 @@ def test_inverted_pendulum_falls_onto_its_hinge_limit_as_in_mujoco():
     the pole pushed over at 2 rad/s from 0.4 rad: it falls onto its 90-degree limit and
     rests there under its weight, at the file's RK4 dt 0.02 s (MuJoCo's limit time
     constant: 2 dt = 0.04 s) for 1 s. The cart stays within 4.1e-4 m of MuJoCo's and the
-    pole's orientation within 0.046 rad (measured): the pole rests about 20 times deeper
+    pole's orientation within 0.046 rad (measured): the pole rests 10 to 20 times deeper
     in its limit than in MuJoCo (the law's a0 = 0); without the limits the cart differs by
     0.18 m and the pole by 2.7 rad."""
     xml = _gym_file("inverted_pendulum.xml")
