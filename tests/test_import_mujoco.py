@@ -115,8 +115,9 @@ SLOW = pytest.mark.slow
 def test_tree_models_agree_with_mujoco_body_by_body(case):
     """No loops, no contacts: MuJoCo's RK4 (joint coordinates) and jaxmbs's RK4 (redundant
     coordinates, exact constraints) at the same small dt give every body's position to
-    1e-8 m over 2 s. MuJoCo runs the file's physics; features jaxmbs does not map (the
-    arm's joint limits and wrist friction) are switched off in MuJoCo for the comparison."""
+    1e-8 m over 2 s. MuJoCo runs the file's physics; the arm's wrist friction (not mapped)
+    and joint limits (mapped to a law close to MuJoCo's, not equal to it:
+    tests/test_joint_limits.py) are switched off in both simulators for the comparison."""
     kw = dict(t1=2.0, dt=2.5e-4)
     if case == "double_pendulum_3d":
         res = compare_with_mujoco(MODELS / "double_pendulum_3d.xml", keyframe="swing", **kw)
