@@ -2,8 +2,8 @@
 
 Models (examples/models/): a 3D double pendulum (two ball joints, armature, spring-damper),
 a free spinning body (tennis-racket flip), a six-joint arm (URDF, held in a bent pose and
-released; its joint limits and wrist friction are not mapped and are switched off in the
-MuJoCo run), a spatial four-bar closed by a <connect> equality and a delta robot closed
+released; its wrist friction is not mapped, and friction and joint limits are switched
+off in both runs: the limits map to a law close to MuJoCo's, not equal to it), a spatial four-bar closed by a <connect> equality and a delta robot closed
 by six <connect> equalities. Both simulators: RK4, the same dt, from the same state, zero
 controls. jaxmbs keeps every constraint exact (projection); MuJoCo closes loops with its
 soft equality constraints (the file's settings, MuJoCo's defaults).

@@ -61,6 +61,8 @@ from .flexible import ancf as _ancf  # noqa: F401
 from .flexible import ancf3d as _ancf3d  # noqa: F401
 from .flexible import reissner as _reissner  # noqa: F401
 from .flexible import ffr as _ffr  # noqa: F401
+# (families added after these: joint limits)
+from .spatial import limits as _limits  # noqa: F401
 # isort: on
 
 # isort: split

@@ -76,6 +76,17 @@ FIELD_SAMPLERS = {
     "ctrlrange": lambda r, k, d: np.resize(np.array([[-0.3, 0.2], [-10.0, 10.0]]), (k, 2)),
     "forcerange": lambda r, k, d: np.resize(np.array([[-100.0, 100.0], [-100.0, 100.0],
                                                       [-0.1, 0.2], [-0.2, 0.1]]), (k, 2)),
+    # joint limits: ranges engaged on either side or not at all (the joint coordinate of
+    # random frames is spread over a few units), MuJoCo-style solimp, effective inertia
+    "range": lambda r, k, d: np.resize(np.array([[-0.3, 0.2], [0.5, 4.0], [-4.0, -0.5],
+                                                 [-np.inf, 0.1], [-0.1, np.inf]]), (k, 2)),
+    "margin": lambda r, k, d: r.uniform(0.0, 0.1, k),
+    "stiffness": lambda r, k, d: _pos(r, k, 50.0, 500.0),
+    "solimp": lambda r, k, d: np.stack([r.uniform(0.5, 0.9, k), r.uniform(0.91, 0.99, k),
+                                        r.uniform(0.2, 1.0, k), r.uniform(0.2, 0.8, k),
+                                        r.uniform(1.0, 3.0, k)], -1),
+    "inertia": lambda r, k, d: _pos(r, k, 0.5, 2.0),
+    "reference_inertia": lambda r, k, d: _pos(r, k, 0.5, 2.0),
     # tabulated profiles and time profiles of driven rows
     "xs": lambda r, k, d: np.tile(np.linspace(-3.0, 3.0, 7), (k, 1)),
     "ys": lambda r, k, d: r.normal(size=(k, 7)) * 0.1,

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from ._mujoco import MujocoImportWarning, _is_xml_text, _mujoco, load_mujoco
-from .mjcf import from_mjcf
+from .mjcf import _import
 
 
 # ---------------------------------------------------------------- side by side
@@ -17,7 +17,9 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
                         mujoco_settings="model", disable=(), quiet=True):
     """Simulate a MuJoCo / URDF file with jaxmbs (exact constraints: RK4 + projection) and
     with MuJoCo (its RK4 in joint coordinates, same dt, equality constraints as the file
-    sets them) from the same initial state, and report side by side.
+    sets them) from the same initial state, and report side by side. Both are read at the
+    same instants: MuJoCo's body poses, loop gaps and energy are recomputed (mj_forward)
+    from the state each saved step leaves.
 
     Returns a dict: 't' (s,), 'bodies' (MuJoCo body names compared), 'jaxmbs_pos' and
     'mujoco_pos' (s, n_bodies, 3) body-frame origins (m), 'max_position_difference' (m),
@@ -36,10 +38,12 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     figure (positions, loop gap, energy). mujoco_settings: 'model' (the file's solver
     settings) or 'default' (MuJoCo's default solref / solimp on every equality).
     keyframe, qpos, qvel, contacts: as for `from_mjcf` (the same initial state for both).
-    disable: MuJoCo features to switch off in the MuJoCo run (names of mjtDisableBit
-    without the prefix, e.g. ('frictionloss', 'limit')), to compare the physics that
-    jaxmbs maps when the file has features it does not. ctrl: (nu,) constant controls
-    (MuJoCo's ctrl; jaxmbs's u), default zero."""
+    disable: MuJoCo features to switch off (names of mjtDisableBit without the prefix,
+    e.g. ('frictionloss', 'limit')), in the MuJoCo run and in the import alike (the import
+    reads MuJoCo's disable flags: 'limit' drops the joint limits of both), to compare the
+    physics that jaxmbs maps when the file has features it does not. The import uses dt
+    as MuJoCo's timestep (MuJoCo's limit time constants are at least 2 dt). ctrl: (nu,)
+    constant controls (MuJoCo's ctrl; jaxmbs's u), default zero."""
     import jax
     import jax.numpy as jnp
 
@@ -47,15 +51,29 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     from ..simulation import simulate
 
     mj = _mujoco()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MujocoImportWarning)
-        model = from_mjcf(model_path, keyframe=keyframe, qpos=qpos, qvel=qvel,
-                          contacts=contacts)
-    info = model.mujoco
-    mech, params, q0, v0 = model.build()
     n = int(round(t1 / dt))
     if n < 1 or abs(n * dt - t1) > 1e-9 * max(1.0, t1):
         raise ValueError(f"t1 = {t1} must be a positive multiple of dt = {dt}")
+    # MuJoCo's settings for both runs: the import reads the disable flags (e.g. 'limit'
+    # drops the joint limits on both sides) and the timestep (the limits' timeconst clamp)
+    m, src = load_mujoco(model_path)
+    m.opt.integrator = int(mj.mjtIntegrator.mjINT_RK4)
+    m.opt.timestep = dt
+    m.opt.enableflags |= int(mj.mjtEnableBit.mjENBL_ENERGY)
+    if not contacts:
+        m.opt.disableflags |= int(mj.mjtDisableBit.mjDSBL_CONTACT)
+    for flag in disable:
+        bit = getattr(mj.mjtDisableBit, f"mjDSBL_{str(flag).upper()}", None)
+        if bit is None:
+            raise ValueError(f"disable: unknown MuJoCo disable flag {flag!r}")
+        m.opt.disableflags |= int(bit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MujocoImportWarning)
+        try:
+            model, info = _import(m, src, keyframe, qpos, qvel, contacts)
+        except ValueError as e:
+            raise ValueError(f"{src}: {e}") from None
+    mech, params, q0, v0 = model.build()
     if save_every is None:
         save_every = max(1, n // 400)
         while n % save_every:
@@ -96,17 +114,6 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
         jgap = np.max(np.abs(np.asarray(phi)[:, rows]), axis=1)
 
     # MuJoCo
-    m, _ = load_mujoco(model_path)
-    m.opt.integrator = int(mj.mjtIntegrator.mjINT_RK4)
-    m.opt.timestep = dt
-    m.opt.enableflags |= int(mj.mjtEnableBit.mjENBL_ENERGY)
-    if not contacts:
-        m.opt.disableflags |= int(mj.mjtDisableBit.mjDSBL_CONTACT)
-    for flag in disable:
-        bit = getattr(mj.mjtDisableBit, f"mjDSBL_{str(flag).upper()}", None)
-        if bit is None:
-            raise ValueError(f"disable: unknown MuJoCo disable flag {flag!r}")
-        m.opt.disableflags |= int(bit)
     if mujoco_settings == "default":
         m.eq_solref[:] = (0.02, 1.0)
         m.eq_solimp[:] = (0.9, 0.95, 0.001, 0.5, 2.0)
@@ -125,6 +132,8 @@ def compare_with_mujoco(model_path, t1, dt, *, keyframe=None, qpos=None, qvel=No
     k = 0
     for step in range(n + 1):
         if step % save_every == 0:
+            if step:
+                _mujoco_state_at_step_end(m, dmj, mj)
             mpos[k] = dmj.xpos[bid]
             mrot[k] = dmj.xmat[bid].reshape(-1, 3, 3)
             mgap[k] = _mujoco_gap(m, dmj, mj)
@@ -171,6 +180,18 @@ def summary(res) -> str:
     lines.append(f"  relative energy drift: jaxmbs {res['energy_drift']['jaxmbs']:.3g}, "
                  f"MuJoCo {res['energy_drift']['mujoco']:.3g}")
     return "\n".join(lines)
+
+
+def _mujoco_state_at_step_end(m, d, mj):
+    """Recompute MuJoCo's positions, orientations, tendon lengths and energy from the state
+    (qpos, qvel) that mj_step left. After mj_step, d.xpos / d.xmat / d.energy are those of
+    the last evaluation inside the step (the start of the step for Euler, the last stage
+    for RK4), not of the new state: read straight away they lag the state by up to a step.
+    mj_forward on the new state (with the solver's warm start kept, so the next mj_step is
+    unchanged) compares both simulators at the same instant."""
+    warm = d.qacc_warmstart.copy()
+    mj.mj_forward(m, d)
+    d.qacc_warmstart[:] = warm
 
 
 def _mujoco_gap(m, d, mj):

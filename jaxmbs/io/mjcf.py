@@ -12,8 +12,8 @@ parsing here. Each MuJoCo body that has joints becomes a jaxmbs body with MuJoCo
 frame as its reference frame, placed where MuJoCo's forward kinematics puts it at the
 initial state (``qpos0``, a keyframe, or a given qpos / qvel); bodies without joints are
 merged into the body they are welded to (or into the ground). Joints, equality
-constraints, passive joint forces, armature, gravity, actuators and (on request) contacts
-are mapped as docs/import.md says; every feature that is not mapped is named in one
+constraints, passive joint forces, armature, joint limits (io/mjcf_limits.py), gravity,
+actuators and (on request) contacts are mapped as docs/import.md says; every feature that is not mapped is named in one
 `MujocoImportWarning` (and listed in ``model.mujoco.unmapped``), never dropped silently.
 
 Conventions carried over: a control input u[k] is MuJoCo's ``ctrl[k]`` (actuator k);
@@ -40,6 +40,7 @@ from ._mujoco import (
     _quat_R,
     load_mujoco,
 )
+from .mjcf_limits import add_joint_limits
 
 
 # ---------------------------------------------------------------------- the import
@@ -267,8 +268,6 @@ def _import(m, src, keyframe, qpos, qvel, contacts):
         dofs = slice(m.jnt_dofadr[j], m.jnt_dofadr[j] + ndof(j))
         if np.any(frictionloss[dofs] > 0):
             unmapped.append(f"frictionloss of joint {jname[j]!r}")
-        if limits_on and m.jnt_limited[j]:
-            unmapped.append(f"limits (range) of joint {jname[j]!r}")
         if np.ndim(poly_k) == 2 and poly_k.shape[1] and np.any(poly_k[j] != 0):
             unmapped.append(f"polynomial stiffness of joint {jname[j]!r}")
         if np.ndim(poly_c) == 2 and poly_c.shape[1] and np.any(poly_c[dofs] != 0):
@@ -390,6 +389,9 @@ def _import(m, src, keyframe, qpos, qvel, contacts):
         if armature[dof] > 0:
             model.add_armature(names(f"{jname[j]}_armature", "joint"), jn, armature[dof],
                                motion=motion)
+
+    # limits of hinge / slide coordinates (the others listed as unmapped)
+    add_joint_limits(m, d, mj, coord, jname, names, model, unmapped, limits_on)
 
     # ---- equality constraints
     ET = mj.mjtEq

@@ -98,6 +98,81 @@ class ForceMethods:
         return name
 
     @recorded
+    def add_joint_limit(self, name, joint, range, inertia, solref=(0.02, 1.0),
+                        solimp=(0.9, 0.95, 0.001, 0.5, 2.0), margin=0.0, offset=0.0,
+                        reference_inertia=None, motion=None) -> str:
+        """Limits lower <= y <= upper on a joint position y = x + offset (x: a revolute's
+        angle, rad, or a prismatic's displacement, m, from the initial configuration;
+        cylindrical: motion), each side a unilateral compliant law that follows MuJoCo's
+        soft joint limit (MuJoCo's `range` with solref, solimp, margin):
+
+          a side acts while dist < margin (dist = y - lower, or upper - y); with the
+          violation r = dist - margin and v = +ydot (lower) or -ydot (upper), the
+          reference acceleration a_ref = -B v - K d(r) r and R = (1 - d) / d / I_ref,
+          it pushes the joint back with f = max(0, a_ref / (1 / inertia + R)), never
+          pulling;
+
+        d(r): MuJoCo's impedance of solimp = (dmin, dmax, width, midpoint, power);
+        K = 1 / (dmax^2 timeconst^2 dampratio^2), B = 2 / (dmax timeconst) from
+        solref = (timeconst s, dampratio) (or the direct form (-stiffness, -damping):
+        K = stiffness / dmax^2, B = damping / dmax). inertia: the joint's effective
+        inertia (kg m^2 for an angle, kg for a displacement: 1 / the joint's diagonal
+        entry of the inverse joint-space mass matrix, armature included);
+        reference_inertia I_ref: the one that scales MuJoCo's regulariser, MuJoCo's
+        1 / dof_invweight0 (at qpos0, without armature; default: inertia). range:
+        (lower, upper), lower < upper, in the convention of offset (the coordinate's
+        value in the initial configuration in your convention, e.g. MuJoCo's qpos there;
+        default 0: measured from the initial configuration); None leaves a side open
+        (-inf / inf too, but model files hold finite numbers: save_model needs None).
+
+        The approximation: MuJoCo's force is (a_ref - a0) / (A + R) with a0 the joint's
+        acceleration from all other forces and A its current inverse inertia; this law
+        takes a0 = 0 and A = 1 / inertia. An impact on the limit is close to MuJoCo's; a
+        joint resting on its limit under a steady load sinks about 1 / (1 - d) times
+        deeper than in MuJoCo (jaxmbs.spatial.limits). An angle wraps at +-pi from the
+        initial configuration: the limit is right while the joint stays within half a
+        revolution of it. MuJoCo clamps timeconst to at least 2 timesteps (its
+        integrator safety); `from_mjcf` applies that clamp with the file's timestep.
+        Force family 'joint_limit' (parameters '<name>.range', '.stiffness', ...)."""
+        from .limits import solref_gains
+
+        owner = f"joint limit {name!r}"
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        if isinstance(range, (str, bytes)) or np.ndim(range) != 1 or len(range) != 2:
+            raise ValueError(f"{owner}: range must be (lower, upper), got {range!r}")
+        lo, hi = range
+        try:
+            lo = -np.inf if lo is None else float(lo)
+            hi = np.inf if hi is None else float(hi)
+        except (TypeError, ValueError):
+            raise ValueError(f"{owner}: range must be two numbers (lower, upper), got {range!r}") from None
+        if np.isnan(lo) or np.isnan(hi) or not lo < hi or (np.isinf(lo) and np.isinf(hi)):
+            raise ValueError(f"{owner}: range must be (lower, upper) with lower < upper and at "
+                             f"least one side finite (None or +-inf: open), got {range!r}")
+        m_eff = B.positive(inertia, f"{owner}: inertia")
+        m_ref = m_eff if reference_inertia is None else B.positive(
+            reference_inertia, f"{owner}: reference_inertia")
+        si = np.asarray(solimp, float).reshape(-1)
+        if si.shape != (5,) or not np.all(np.isfinite(si)) or not (
+                0 < si[0] < 1 and 0 < si[1] < 1 and si[2] >= 0 and 0 < si[3] < 1 and si[4] >= 1):
+            raise ValueError(f"{owner}: solimp must be (dmin, dmax, width, midpoint, power) with "
+                             f"dmin, dmax, midpoint in (0, 1), width >= 0, power >= 1, got {solimp!r}")
+        sr = np.asarray(solref, float).reshape(-1)
+        if sr.shape != (2,) or not np.all(np.isfinite(sr)) or not (
+                (sr[0] > 0 and sr[1] > 0) or (sr[0] <= 0 and sr[1] <= 0 and np.any(sr < 0))):
+            raise ValueError(f"{owner}: solref must be (timeconst, dampratio), both > 0, or the "
+                             f"direct form (-stiffness, -damping), both <= 0, got {solref!r}")
+        K, Bg = solref_gains(sr, si[1])
+        mg = B.finite(margin, f"{owner}: margin")
+        off = B.finite(offset, f"{owner}: offset")
+        self._new_name(name, "force")
+        self._add_force("joint_limit", name=name, fi=bi, fj=bj, **fields,
+                        offset=off if kind == "hinge" else off - c0, range=np.array([lo, hi]),
+                        margin=mg, stiffness=K, damping=Bg, solimp=si, inertia=m_eff, reference_inertia=m_ref,
+                        kind=kind)
+        return name
+
+    @recorded
     def add_joint_coupling(self, name, joint1, joint2=None, polycoef=(0.0, 1.0, 0.0, 0.0, 0.0),
                            offset1=0.0, offset2=0.0, motion1=None, motion2=None) -> str:
         """Couple two joint coordinates (1 row, exact), MuJoCo's joint equality:

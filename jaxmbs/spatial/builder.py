@@ -254,6 +254,9 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         if acts:
             acts[0]["static_block"] = lambda items: (tuple(x["control"] for x in items),
                                                      tuple(x["kind"] for x in items))
+        lims = forces.get("joint_limit", [])
+        if lims:
+            lims[0]["static_block"] = lambda items: (tuple(x["kind"] for x in items),)
         return forces
 
     def _frame_state(self, name):

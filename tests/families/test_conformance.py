@@ -284,7 +284,8 @@ CONSERVATIVE_SETUP = {"rotating_frame": {"amp": 0.0, "coef": [1.3, 0, 0, 0, 0, 0
 # non-conservative: no potential, power P = Q . v (the follower force and torque on a
 # beam: tests/test_flexible_follower.py checks them against autodiff of the virtual work;
 # the cable's tangential follower force: tests/test_ancf3d.py)
-NO_POTENTIAL = {"load", "load3", "joint_actuator", "beam_follower", "beam3d_follower"}
+NO_POTENTIAL = {"load", "load3", "joint_actuator", "joint_limit", "beam_follower",
+                "beam3d_follower"}
 # actuator fields (constant force / torque: not conservative) zeroed for the gradient check
 ACTUATOR_OFF = {"spring": {"force": 0.0}, "torsion": {"torque": 0.0},
                 "spring3": {"force": 0.0}, "torsion3": {"torque": 0.0},
@@ -308,6 +309,8 @@ def _force_args(fam, rng, p, t=0.3):
         static = ((-1,) * K, (False, True) * (K // 2)) + (((True, False) * (K // 2),) if fam.name == "load3" else ())
     if fam.name == "joint_actuator":  # hinge and slide instances, with and without controls
         static = ((0, -1, 1, -1)[:K], ("hinge", "slide") * (K // 2))
+    if fam.name != "joint_actuator" and hasattr(fam, "sample_static"):  # e.g. joint_limit
+        static = fam.sample_static(K)
     if fam.name == "circle_profile":
         fns = tuple((k, lambda x: 0.2 * jnp.sin(x) + 0.05 * x * x) for k in range(K))
     if fam.uses_controls:
