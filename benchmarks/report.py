@@ -30,6 +30,7 @@ CMD = {  # results file: the command that writes it
     "gpu.json": "bash benchmarks/gpu_run.sh",
     "gpu_spatial.json": "bash benchmarks/gpu_run.sh",
     "import_mujoco.json": "python examples/import_mujoco.py --save benchmarks/results/import_mujoco.json",
+    "robots.json": "python benchmarks/robots.py",
 }
 STAB = {"Projection()": "Projection", "Baumgarte(10.0)": "Baumgarte(10)", "Baumgarte(10)": "Baumgarte(10)",
         "projection": "Projection", "baumgarte": "Baumgarte(10)"}
@@ -335,6 +336,32 @@ def imported(R):
     return L + [""]
 
 
+def robots(R):
+    D = load(R, "robots.json")
+    L = ["## Imported robots against MuJoCo's rollout", ""]
+    if D is None:
+        return L + missing("robots.json")
+    b = D["rows"][0].get("batch", "?") if D["rows"] else "?"
+    st = D["rows"][0].get("steps", "?") if D["rows"] else "?"
+    L += [f"gymnasium's model files as shipped (joint limits mapped, contacts off on both sides), "
+          f"batch {b}, {st} RK4 steps at 1 ms, float64, one process, {D['cpus']} cores; "
+          "`simulate_batch` with the default solver (SchurCholesky) and with `TreeSchur`, against "
+          "`mujoco.rollout` on 2 threads in the same run. First call: trace, compile and one run. "
+          "Both jaxmbs solvers end in the same state (largest difference in the last column).", ""]
+    rows = []
+    for r in D["rows"]:
+        if "error" in r:
+            rows.append([r["model"], "error: " + " ".join(r["error"])] + ["-"] * 8)
+            continue
+        rows.append([r["model"], r["bodies"], f"{r['coords']} / {r['rows']}", g(r["mujoco_steps_per_s"]),
+                     f"{g(r['schur_steps_per_s'])} ({r['schur_vs_mujoco']:.2f}x)",
+                     f"{g(r['tree_steps_per_s'])} ({r['tree_vs_mujoco']:.2f}x)",
+                     s1(r["schur_first_call_s"]), s1(r["tree_first_call_s"]), e(r["schur_vs_tree_max_dq"])])
+    L += table(["model", "bodies", "coordinates / rows", "MuJoCo steps/s", "SchurCholesky steps/s",
+                "TreeSchur steps/s", "first call Schur (s)", "first call Tree (s)", "Schur vs Tree"], rows)
+    return L + [""]
+
+
 def reproduce(R):
     L = ["## How to reproduce", "",
          "From the repository root, with the `bench` extra installed (`pip install -e .[bench]`). "
@@ -360,7 +387,7 @@ def render(R, title):
          "NVIDIA H200. Float64 and RK4 at dt = 1 ms unless a table says otherwise; each table is "
          "one run, and its jax version is stated with it. The machine was shared: compare numbers "
          "within a table; rates move by 10-20 % between runs.", ""]
-    for section in (throughput, precision, sweep, spatial, gpu, gradients, envs, flexible, imported, reproduce):
+    for section in (throughput, precision, sweep, spatial, gpu, gradients, envs, flexible, imported, robots, reproduce):
         L += section(R)
     return "\n".join(L).rstrip("\n") + "\n"
 
