@@ -149,8 +149,9 @@ def test_a_redundant_joint_drops_its_rows_as_schur_cholesky_does():
     qdd0, _, s0 = mb.SchurCholesky().solve(M, J, Q, gamma)
     assert int(status) == int(s0) == 0
     np.testing.assert_allclose(qdd, qdd0, rtol=0, atol=1e-12)
-    # the pendulum's angular acceleration about the hinge: m g l / (J + m l^2)
-    assert abs(float(qdd[4]) - (-9.81 * 0.5 / (0.1 + 0.25))) < 1e-12
+    # the pendulum's angular acceleration about the hinge (+y: the arm along +x falls
+    # towards -z): m g l / (J + m l^2)
+    assert abs(float(qdd[4]) - 9.81 * 0.5 / (0.1 + 0.25)) < 1e-12
 
 
 def test_closed_loops_fall_back_with_a_warning_naming_why():
