@@ -275,8 +275,8 @@ class GeneralizedAlpha:
         q1, v1, a1, _ = kin(vdot1)
         finite = jnp.all(jnp.isfinite(x))
         status = jnp.where(ok & finite, st.OK, st.NEWTON_FAILED) | jnp.where(finite, st.OK, st.SINGULAR)
-        # work of non-conservative forces, drivers and constraint forces (the state's
-        # third entry): trapezoidal rule on their power
+        # work of non-conservative forces and drivers (the state's third entry):
+        # trapezoidal rule on their power
         p1 = self._power(term, t1, q1, v1, lam1)
         w1 = w + 0.5 * h * (p_n + p1)
         # local error estimate (position, velocity space), mapped to coordinates
@@ -289,13 +289,14 @@ class GeneralizedAlpha:
 
     @staticmethod
     def _power(term, t, q, v, lam):
-        """Power (W) of non-conservative forces and of the constraint forces -jac^T lam
-        (drivers), as in `jaxmbs.core.dynamics.accelerations`."""
+        """Power (W) of non-conservative forces and drivers, as in
+        `jaxmbs.core.dynamics.accelerations` (`external_power`)."""
+        from ..core.dynamics import external_power
         from ..core.equations import generalized_forces
         P = generalized_forces(term.mech, term.params, q, v, t, term.u(t))[2]
         if lam.shape[0] == 0:
             return P
-        return P - lam @ (term.constraints(t, q, v).jac @ v)
+        return external_power(P, lam, term.constraints(t, q, v))
 
 
 @static_class
