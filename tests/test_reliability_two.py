@@ -54,3 +54,58 @@ def test_healthy_runs_score_far_below_the_energy_tolerance(case):
         assert float(np.max(np.abs(np.asarray(tr.work)))) > 0.1
     assert float(tr.energy_error()) < 1e-3 * ENERGY_TOL, float(tr.energy_error())
 
+
+# ------------------------------------------------------------------ option validation
+def _option_classes():
+    """Every integrator and formulation of the registries, the step-size controllers and
+    explicit methods outside them, and the stabilisers."""
+    from jaxmbs.core import stabilize
+    from jaxmbs.formulations.registry import FORMULATIONS
+    from jaxmbs.integrators import runge_kutta
+    from jaxmbs.integrators.controllers import IController, PIController
+    from jaxmbs.integrators.registry import INTEGRATORS
+
+    classes = [type(make()) for make in (*INTEGRATORS.values(), *FORMULATIONS.values())]
+    classes += [runge_kutta.Euler, runge_kutta.ExplicitRK, IController, PIController]
+    classes += [getattr(stabilize, name) for name in stabilize.__all__ if name[0].isupper()]
+    return list(dict.fromkeys(classes))
+
+
+# a value out of range for the option of that name, in every class that has it
+OUT_OF_RANGE = {
+    "rtol": -1.0, "atol": -1.0, "tol": -1.0, "max_steps": 0, "max_iter": 0, "iterations": -1,
+    "unroll_max": -1, "refine": -1, "order": -1, "safety": 1.5, "min_factor": 0.0,
+    "max_factor": 0.5, "h0": 0.0, "rho_inf": 2.0, "alpha": -1.0, "beta": -1.0, "ki": 0.0,
+    "kp": float("inf"), "regularization": -1.0, "penalty": 0.0, "threshold": 0.0,
+    "newton": "exact", "linear": "qr", "controller": object(), "a": ((), ("x",)), "b": (0.0, "x"),
+    "c": (0.0, float("nan")), "unroll": 1, "peel_first_stage": 1, "adaptive": 1,
+    "multipliers": 1, "step_rank": 1, "refactor": 1, "banded": 1,
+}
+BASE = {"ExplicitRK": dict(a=((), (0.5,)), b=(0.0, 1.0), c=(0.0, 0.5), order=2)}
+
+
+@pytest.mark.parametrize("cls", _option_classes(), ids=lambda c: c.__name__)
+def test_every_option_refuses_an_invalid_value_at_construction(cls):
+    """Each option of each integrator, controller, formulation and stabiliser refuses an
+    out-of-range value, a string and NaN when the object is made, naming the class and
+    the option (GeneralizedAlpha(max_iter=0) was accepted, to fail inside the run)."""
+    import dataclasses
+
+    base = BASE.get(cls.__name__, {})
+    cls(**base)  # the defaults are valid
+    fields = [f.name for f in dataclasses.fields(cls)]
+    missing = [f for f in fields if f not in OUT_OF_RANGE]
+    assert not missing, f"{cls.__name__}: no invalid value listed for {missing}"
+    for name in fields:
+        for bad in (OUT_OF_RANGE[name], "bogus", float("nan")):
+            with pytest.raises(ValueError, match=rf"^{cls.__name__}: {name} must be "):
+                cls(**{**base, name: bad})
+
+
+def test_error_tolerances_cannot_both_vanish():
+    from jaxmbs.integrators.runge_kutta import DormandPrince5
+
+    for cls in (DormandPrince5, GeneralizedAlpha):
+        with pytest.raises(ValueError, match="rtol and atol are both 0"):
+            cls(rtol=0.0, atol=0.0)
+        cls(rtol=0.0, atol=1e-9)

@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.options import Validated, boolean, check_tolerances, choice, controller, integer, real
 from .controllers import IController
 
 
@@ -117,7 +118,7 @@ def _newton(f, x0, *, tol_fn, max_iter, modified, lstsq):
 
 
 @static_class
-class GeneralizedAlpha:
+class GeneralizedAlpha(Validated):
     """Generalized-alpha for index-3 constrained mechanisms (Arnold-Bruls), Lie-group form.
 
     State between steps: vdot_n (n_vel,) accelerations, a_n (n_vel,) the method's
@@ -153,6 +154,11 @@ class GeneralizedAlpha:
       step-size change a_n is rescaled (a_n - vdot_n ~ h).
     """
 
+    OPTIONS = {"rho_inf": real(0.0, 1.0), "tol": real(0.0, open_lo=True, optional=True),
+               "max_iter": integer(1), "newton": choice("full", "modified"),
+               "linear": choice("lu", "lstsq"), "adaptive": boolean(), "rtol": real(0.0),
+               "atol": real(0.0), "max_steps": integer(1),
+               "h0": real(0.0, open_lo=True, optional=True), "controller": controller()}
     rho_inf: float = 0.8
     tol: float | None = None
     max_iter: int = 8
@@ -173,11 +179,8 @@ class GeneralizedAlpha:
         return alpha_parameters(self.rho_inf)
 
     def __post_init__(self):
-        if self.newton not in ("full", "modified"):
-            raise ValueError(f"GeneralizedAlpha: newton must be 'full' or 'modified', got {self.newton!r}")
-        if self.linear not in ("lu", "lstsq"):
-            raise ValueError(f"GeneralizedAlpha: linear must be 'lu' or 'lstsq', got {self.linear!r}")
-        self.params()  # validates rho_inf / alpha
+        super().__post_init__()
+        check_tolerances(self)
         if self.adaptive and self.controller is None:
             object.__setattr__(self, "controller", IController())
 
@@ -306,6 +309,7 @@ class HHTAlpha(GeneralizedAlpha):
     beta = (1 + alpha)^2/4 (rho_inf = (1 - alpha)/(1 + alpha)). Other options as
     GeneralizedAlpha."""
 
+    OPTIONS = {**GeneralizedAlpha.OPTIONS, "alpha": real(0.0, 1.0 / 3.0)}
     alpha: float = 0.1
 
     def params(self):

@@ -11,11 +11,12 @@ import jax.numpy as jnp
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.options import Validated, choice, integer, real
 
 
 # ------------------------------------------------------------------------------ RATTLE
 @static_class
-class Rattle:
+class Rattle(Validated):
     """RATTLE (SHAKE + velocity projection), second order, constraint preserving.
 
     One step (h s, from t_n), in velocity space with positions moved by retract:
@@ -47,6 +48,8 @@ class Rattle:
     theorem), the rest is differentiated directly.
     """
 
+    OPTIONS = {"iterations": integer(1), "tol": real(0.0, open_lo=True, optional=True),
+               "linear": choice("lu", "lstsq")}
     iterations: int = 20
     tol: float | None = None
     linear: str = "lu"
