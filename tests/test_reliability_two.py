@@ -1,5 +1,7 @@
 """Reliability, round two: the energy check of blown-up runs, linearisation away from an
 equilibrium, quaternions in q0 and the validation of the option classes."""
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -53,6 +55,63 @@ def test_healthy_runs_score_far_below_the_energy_tolerance(case):
     if case != "pendulum":  # (work done on the system: motor, torque, damper)
         assert float(np.max(np.abs(np.asarray(tr.work)))) > 0.1
     assert float(tr.energy_error()) < 1e-3 * ENERGY_TOL, float(tr.energy_error())
+
+
+
+# ------------------------------------------------------- linearising off an equilibrium
+def test_linearize_refuses_a_point_that_is_neither_an_equilibrium_nor_a_steady_motion():
+    """A rod pendulum at rest 45 degrees from the vertical accelerates at
+    3g/(2L) sin 45 = 10.4 rad/s^2: linearize said ok and gave +-3.23j (its true
+    equilibrium: +-sqrt(3g/2L) = +-3.84j). It is refused, naming the residual
+    acceleration; about="any" linearises it as it is, on request."""
+    mech, params, q0, _ = arm(-np.pi / 4)
+    z = jnp.zeros(mech.n_vel)
+    with pytest.raises(ValueError, match=r"not an equilibrium.*arm\.theta = -10\.4"):
+        mb.linearize(mech, params, q0, z)  # (default: about="steady")
+    with pytest.raises(ValueError, match=r"not an equilibrium:.*arm\.theta = -10\.4"):
+        mb.linearize(mech, params, q0, z, about="equilibrium")
+    lin = mb.linearize(mech, params, q0, z, about="any")
+    assert int(lin.status) == 0
+    assert float(lin.acceleration[mech.coordinate_index("arm.theta")]) == pytest.approx(
+        -1.5 * 9.81 * np.sin(np.pi / 4), rel=1e-12)
+    w_any = np.abs(np.asarray(mb.modes(lin).eigenvalues))
+    np.testing.assert_allclose(w_any, np.sqrt(1.5 * 9.81 * np.cos(np.pi / 4)), rtol=1e-9)
+    eq = mb.equilibrium(mech, params, q0)
+    lin = mb.linearize(mech, params, eq.q, z)
+    assert int(lin.status) == 0
+    np.testing.assert_allclose(np.abs(np.asarray(mb.modes(lin).eigenvalues)), np.sqrt(1.5 * 9.81),
+                               rtol=1e-9)
+
+
+def test_linearize_traced_flags_unsteady_members():
+    """Traced (vmap over the release angle): the members off the equilibrium get status
+    UNSTEADY, the one at it none; about="any" flags none."""
+    mech, params, q0, _ = arm(-np.pi / 2)
+    z = jnp.zeros(mech.n_vel)
+    angles = jnp.array([-np.pi / 2, -np.pi / 4, 0.1])
+
+    def state(a):
+        return jnp.stack([0.5 * jnp.cos(a), 0.5 * jnp.sin(a), a])
+
+    def lin(a, about):
+        return mb.linearize(mech, params, state(a), z, about=about, coordinates=("arm.theta",)).status
+
+    status = np.asarray(jax.vmap(lambda a: lin(a, "steady"))(angles))
+    assert list(status) == [0, mb.status.UNSTEADY, mb.status.UNSTEADY]
+    assert not np.any(np.asarray(jax.vmap(lambda a: lin(a, "any"))(angles)))
+
+
+def test_linearize_about_equilibrium_needs_rest_and_about_is_checked():
+    """A free body gliding at 1 m/s (no gravity) is a steady motion, not an equilibrium."""
+    m = mb.Model(gravity=(0.0, 0.0))
+    m.add_body("puck", mass=1.0, inertia=0.1, velocity=(1.0, 0.0))
+    mech, params, q0, v0 = m.build()
+    assert int(mb.linearize(mech, params, q0, v0).status) == 0
+    with pytest.raises(ValueError, match="about='equilibrium' but the mechanism is not at rest"):
+        mb.linearize(mech, params, q0, v0, about="equilibrium")
+    with pytest.raises(ValueError, match="about must be one of"):
+        mb.linearize(mech, params, q0, v0, about="steady motion")
+
 
 
 # ------------------------------------------------------------------ option validation
