@@ -239,6 +239,7 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
     checks.check_state(mech, q0, v0, names=("q0", "v0"), where="simulate")
+    q0 = jnp.asarray(checks.admissible_coordinates(mech, q0, name="q0", where="simulate"))
     _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, "simulate")
     energy_tol = _check_energy_tol(energy_tol)
     if check_initial and not _is_tracer(params, q0, v0, t_offset):

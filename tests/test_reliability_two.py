@@ -1,5 +1,7 @@
 """Reliability, round two: the energy check of blown-up runs, linearisation away from an
 equilibrium, quaternions in q0 and the validation of the option classes."""
+import warnings
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -112,6 +114,61 @@ def test_linearize_about_equilibrium_needs_rest_and_about_is_checked():
     with pytest.raises(ValueError, match="about must be one of"):
         mb.linearize(mech, params, q0, v0, about="steady motion")
 
+
+
+# ------------------------------------------------------------------ quaternions in q0
+def top():
+    """A symmetric top (1 kg, CG 0.1 m above the tip) on a ball joint at the origin,
+    upright; q: top.x, top.y, top.z, top.q0 .. top.q3."""
+    m = mb.SpatialModel(gravity=(0.0, 0.0, -9.81))
+    m.add_body("top", mass=1.0, inertia=(2e-3, 2e-3, 4e-3), cg=(0.0, 0.0, 0.1),
+               angular_velocity_body=(0.0, 0.0, 30.0))
+    m.add_spherical("tip", "ground", "top", at=(0.0, 0.0, 0.0))
+    return m.build()
+
+
+def _with_quaternion(mech, q0, p):
+    i = mech.coordinate_index("top.q0")
+    return jnp.asarray(q0).at[i:i + 4].set(jnp.asarray(p, jnp.result_type(float)))
+
+
+def test_zero_quaternion_is_refused_naming_the_body():
+    """A zero quaternion ran to a non-finite status with no cause named: simulate,
+    simulate_batch (naming the member) and assemble refuse it."""
+    mech, params, q0, v0 = top()
+    bad = _with_quaternion(mech, q0, [0.0, 0.0, 0.0, 0.0])
+    msg = r"'top'.* needs a unit orientation quaternion.*top\.q0, top\.q1, top\.q2, top\.q3"
+    with pytest.raises(ValueError, match="simulate: q0: " + msg):
+        mb.simulate(mech, params, bad, v0, (0.0, 0.01), 1e-3)
+    with pytest.raises(ValueError, match=r"simulate_batch: q0: 'top' \(batch member 1\)"):
+        mb.simulate_batch(mech, params, jnp.stack([q0, bad]), jnp.stack([v0, v0]), (0.0, 0.01),
+                          1e-3, params_axis=None, vectorize="vmap")
+    with pytest.raises(ValueError, match="assemble: q: " + msg):
+        mb.assemble(mech, params, bad)
+
+
+def test_non_unit_quaternion_is_normalised_with_one_warning():
+    """A quaternion of norm 1.1 was used as it is in the first step; it is normalised,
+    with one warning per call (not per member) saying by how much."""
+    mech, params, q0, v0 = top()
+    i = mech.coordinate_index("top.q0")
+    long = _with_quaternion(mech, q0, 1.1 * np.asarray(q0[i:i + 4]))
+    with pytest.warns(UserWarning, match=r"simulate: q0: normalised .*'top': \|quaternion\| - 1 = 0\.1\b"):
+        tr = mb.simulate(mech, params, long, v0, (0.0, 0.01), 1e-3)
+    np.testing.assert_allclose(np.asarray(tr.q[0]), np.asarray(q0), atol=1e-15)
+    assert int(tr.status) == 0
+    batch = jnp.stack([long, q0, _with_quaternion(mech, q0, 0.5 * np.asarray(q0[i:i + 4]))])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        b = mb.simulate_batch(mech, params, batch, jnp.stack([v0] * 3), (0.0, 0.01), 1e-3,
+                              params_axis=None, vectorize="vmap")
+    mine = [w for w in caught if "normalised" in str(w.message)]
+    assert len(mine) == 1, [str(w.message) for w in caught]
+    assert "(member 2): |quaternion| - 1 = 0.5" in str(mine[0].message)
+    np.testing.assert_allclose(np.asarray(b.q[:, 0]), np.stack([q0] * 3), atol=1e-15)
+    with pytest.warns(UserWarning, match=r"assemble: q: normalised"):
+        res = mb.assemble(mech, params, long)
+    assert float(jnp.linalg.norm(res.q[i:i + 4])) == pytest.approx(1.0, abs=1e-14)
 
 
 # ------------------------------------------------------------------ option validation
