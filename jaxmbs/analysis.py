@@ -92,9 +92,10 @@ def assemble(mech, params, q, v=None, t=0.0, *, fixed=(), iterations=30, tol=1e-
     check: when called with concrete values, raise ValueError naming the joints whose
         constraints cannot be satisfied near the guess. Traced calls report via status.
     """
-    from .core.validate import check_call
+    from .core.validate import admissible_coordinates, check_call
 
     check_call(mech, params, "assemble", q=q, v=v, t=t)
+    q = admissible_coordinates(mech, q, name="q", where="assemble")
     if isinstance(fixed, str):
         fixed = (fixed,)
     iterations = _count(iterations, "assemble: iterations")

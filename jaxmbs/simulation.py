@@ -28,19 +28,31 @@ ENERGY_TOL = 0.05  # default energy_tol of simulate: ENERGY status above this re
 
 def energy_balance_error(kinetic, potential, work):
     """Relative error of the energy balance over save points (last axis):
-    max |E(t) - E(t0)| / (max T + (max V - min V) + max |W|), E = T + V - W.
+    max |E(t) - E(t0)| / S, E = T + V - W (T kinetic, V potential energy, W the work of
+    the non-conservative forces and drivers since t0, J).
 
-    The denominator is the energy the motion exchanges (kinetic energy, the range of the
-    potential, the work of non-conservative forces and drivers), so the measure does not
-    depend on the zero of the potential. A stable, accurate integration gives round-off to
-    truncation-error levels (1e-12 to 1e-6); an integration beyond its stability limit (a
-    stiff spring or contact with too large a step) gives O(0.1 - 1). Returns (error,
-    floor): floor = sqrt(eps) (max T + max |V| + max |W|) / denominator is the round-off
-    level below which no error is reported (a mechanism at rest)."""
+    S is the energy the motion exchanges, min(max T, B) + min(max V - min V, B) + W_x:
+    its kinetic energy, the range of its potential and the work done on it, each term
+    at most what an exact motion from the initial state can reach,
+    B = T(t0) + (V(t0) - min V) + W_x (the initial kinetic energy, the potential energy
+    released and the work done). W_x = min(max |W|, max |T + V - T(t0) - V(t0)|): for an
+    exact motion the two are equal, and an integration error inflates one or the other.
+    So S does not grow with the error of a blown-up run (whose kinetic energy, potential
+    and work can all be garbage), and the measure does not depend on the zero of the
+    potential. A stable, accurate integration gives round-off to truncation-error levels
+    (1e-12 to 1e-6); an integration beyond its stability limit (a stiff spring or
+    contact with too large a step) gives O(0.1) and more, growing with the error.
+    Returns (error, floor): floor = sqrt(eps) (max T + max |V| + max |W|) / S is the
+    round-off level below which no error is reported (a mechanism at rest)."""
     E = kinetic + potential - work
     dE = jnp.max(jnp.abs(E - E[..., :1]), -1)
-    scale = (jnp.max(kinetic, -1) + jnp.max(potential, -1) - jnp.min(potential, -1)
-             + jnp.max(jnp.abs(work), -1))
+    T0, V0 = kinetic[..., 0], potential[..., 0]
+    Vmin = jnp.min(potential, -1)
+    mech = kinetic + potential - (T0 + V0)[..., None]
+    Wx = jnp.minimum(jnp.max(jnp.abs(work), -1), jnp.max(jnp.abs(mech), -1))
+    B = T0 + (V0 - Vmin) + Wx
+    scale = (jnp.minimum(jnp.max(kinetic, -1), B) + jnp.minimum(jnp.max(potential, -1) - Vmin, B)
+             + Wx)
     size = jnp.max(jnp.abs(kinetic), -1) + jnp.max(jnp.abs(potential), -1) + jnp.max(jnp.abs(work), -1)
     eps = jnp.finfo(E.dtype).eps
     tiny = jnp.finfo(E.dtype).tiny
@@ -53,8 +65,10 @@ class Trajectory(NamedTuple):
     t (s,) s; q (s, n_coords), v (s, n_vel); lam (s, m) multipliers; constraint_error (s,) = max|Phi|;
     velocity_error (s,) = max|Phi_q v + Phi_t| (nonholonomic rows A v - b included: for a
     knife edge this is its only residual, constraint_error does not see it); kinetic, potential (s,) J; work (s,) J done
-    on the system by non-conservative forces, drivers and constraint forces since t0, so
-    kinetic + potential - work is constant up to integration error; status () int32 bit
+    on the system by non-conservative forces and drivers since t0 (ideal constraints do
+    no work: the constraint forces count with their power on the constraint manifold,
+    lam . Phi_t, `jaxmbs.core.dynamics.external_power`), so kinetic + potential - work is
+    constant up to integration error; status () int32 bit
     flags (see jaxmbs.status; ENERGY when the energy balance fails, see
     `energy_balance_error`); n_steps () steps taken (accepted, for adaptive);
     n_rejected () rejected adaptive steps.
@@ -225,6 +239,7 @@ def simulate(mech, params, q0, v0, t_span, dt, *, integrator=RK4(), stabilizer=P
             raise ValueError(f"controls array must have shape (n_steps={n_steps}, n_controls="
                              f"{mech.n_controls}), got {controls.shape}")
     checks.check_state(mech, q0, v0, names=("q0", "v0"), where="simulate")
+    q0 = jnp.asarray(checks.admissible_coordinates(mech, q0, name="q0", where="simulate"))
     _check_options(integrator, stabilizer, solver, save_every, drift_tol, initial_tol, "simulate")
     energy_tol = _check_energy_tol(energy_tol)
     if check_initial and not _is_tracer(params, q0, v0, t_offset):

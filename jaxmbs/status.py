@@ -14,7 +14,7 @@ import enum
 import numpy as np
 
 __all__ = ["Status", "describe", "OK", "SINGULAR", "NEWTON_FAILED", "NONFINITE", "MAX_STEPS",
-           "DRIFT", "ENERGY", "PARAMS"]
+           "DRIFT", "ENERGY", "PARAMS", "UNSTEADY"]
 
 
 class Status(enum.IntFlag):
@@ -33,16 +33,21 @@ class Status(enum.IntFlag):
     PARAMS = 64  # invalid parameters (traced input): a value not finite, a mass or inertia
     # not positive, a spatial inertia tensor not positive definite... (concrete input raises
     # ValueError instead; see jaxmbs.core.validate)
+    UNSTEADY = 128  # linearize: the operating point is neither an equilibrium nor a steady
+    # motion (its residual acceleration is above tolerance; traced input: concrete input
+    # raises ValueError instead; about="any" accepts it)
 
 
 OK, SINGULAR, NEWTON_FAILED, NONFINITE = Status.OK, Status.SINGULAR, Status.NEWTON_FAILED, Status.NONFINITE
 MAX_STEPS, DRIFT, ENERGY, PARAMS = Status.MAX_STEPS, Status.DRIFT, Status.ENERGY, Status.PARAMS
+UNSTEADY = Status.UNSTEADY
 
 _WORDS = {SINGULAR: "singular saddle matrix", NEWTON_FAILED: "Newton not converged",
           NONFINITE: "non-finite state", MAX_STEPS: "step budget exhausted",
           DRIFT: "constraint drift above tolerance",
           ENERGY: "energy balance violated (unstable or inaccurate integration)",
-          PARAMS: "invalid parameters (non-finite, mass or inertia not positive, ...)"}
+          PARAMS: "invalid parameters (non-finite, mass or inertia not positive, ...)",
+          UNSTEADY: "operating point not an equilibrium or steady motion (residual acceleration)"}
 
 
 def describe(code) -> str:

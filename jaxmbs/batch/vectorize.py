@@ -184,6 +184,8 @@ def simulate_batch(mech, params, q0, v0, t_span, dt, *, params_axis=0, state_axi
                        consistency=not defer)
     check = (defer and kwargs.get("check_initial", True) and mech.n_constraints > 0
              and not _is_tracer(params, q0, v0, t_offset))
+    from ..core.validate import admissible_coordinates
+    q0 = admissible_coordinates(mech, q0, batch=state_axis == 0, name="q0", where="simulate_batch")
     q0, v0 = jnp.asarray(q0), jnp.asarray(v0)
     kwargs = dict(kwargs)
     for k in ("check_initial", "initial_tol"):  # (checked above; not part of the program, so

@@ -20,7 +20,7 @@ from ..formulations.tree import for_mechanism
 from .equations import ConstraintTerms, constraint_terms, generalized_forces, mass_matrix
 from .stabilize import NoStabilization
 
-__all__ = ["Accelerations", "accelerations", "MechanismTerm", "Record", "step", "finish_step",
+__all__ = ["Accelerations", "accelerations", "external_power", "MechanismTerm", "Record", "step", "finish_step",
            "StepState", "init_state", "attempt", "is_stateful", "records"]
 
 
@@ -66,8 +66,19 @@ def _accelerations(mech, params, q, v, t, u=None, *, solver=SchurCholesky(),
     M = mass_matrix(mech, params, q)
     gamma = stabilizer.gamma(terms, v)
     qdd, lam, status = solver.solve(M, terms.jac, Q, gamma, check=check)
-    power = P - lam @ (terms.jac @ v)
+    power = external_power(P, lam, terms)
     return Accelerations(qdd, lam, power, status, terms, Q, V)
+
+
+def external_power(P, lam, terms):
+    """The power (W) that changes the mechanical energy T + V: P of the non-conservative
+    forces plus that of the constraint forces -jac^T lam on the constraint manifold,
+    lam . Phi_t (jac v = -Phi_t there: the drivers' power; zero for scleronomic rows).
+    Ideal constraints do no work, so a velocity that violates them (an integration
+    error) is not paid for by work and shows in the energy balance."""
+    if lam.shape[0] == 0:
+        return P
+    return P + lam @ terms.phit
 
 
 class Record(NamedTuple):

@@ -112,6 +112,20 @@ class NodeFamily:
         """The nearest admissible coordinates (e.g. unit quaternions), (k, nq)."""
         return q
 
+    # what the coordinates of an instance must satisfy, in words ('' when any real values
+    # are admissible), and the name of the measure `coordinate_defects` returns
+    admissible: str = ""
+    defect: str = ""
+
+    def coordinate_defects(self, q):
+        """Concrete coordinates q (..., nq) (NumPy) -> (singular (...,) bool, off (...,)):
+        singular where no admissible coordinates are near q (`normalize` is undefined
+        there, e.g. a zero quaternion), off how far q is from the admissible coordinates
+        `normalize` gives, in the measure `defect` (0 when admissible). Default: every q
+        is admissible."""
+        shape = np.shape(q)[:-1]
+        return np.zeros(shape, bool), np.zeros(shape)
+
     def dq_dv(self, q):
         """d retract(q, dv) / d dv at dv = 0: (k, nq, nv) (identity by default)."""
         import jax.numpy as jnp

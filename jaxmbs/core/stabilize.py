@@ -14,12 +14,13 @@ from ..formulations.tree import for_mechanism
 from ._tree import static_class
 from .equations import constraint_terms, mass_matrix
 from .newton import newton_positions
+from .options import Validated, boolean, integer, real
 
 __all__ = ["Baumgarte", "Projection", "NoStabilization", "project"]
 
 
 @static_class
-class NoStabilization:
+class NoStabilization(Validated):
     """Plain index-1 formulation: gamma unchanged, no projection (drift grows)."""
 
     def gamma(self, terms, v):
@@ -30,10 +31,11 @@ class NoStabilization:
 
 
 @static_class
-class Baumgarte:
+class Baumgarte(Validated):
     """gamma - 2 alpha Phi_dot - beta^2 Phi  (alpha, beta in 1/s; beta=None means beta = alpha,
     critical damping of the constraint error)."""
 
+    OPTIONS = {"alpha": real(0.0), "beta": real(0.0, optional=True)}
     alpha: float = 10.0
     beta: float | None = None
 
@@ -47,7 +49,7 @@ class Baumgarte:
 
 
 @static_class
-class Projection:
+class Projection(Validated):
     """Coordinate projection after every step: Newton onto Phi(q, t) = 0, then onto
     Phi_q v = -Phi_t, each correction of least kinetic-energy norm (M-weighted).
     Optionally combined with Baumgarte (alpha > 0). tol: residual (relative to 1 + max|q|)
@@ -56,6 +58,8 @@ class Projection:
     last position correction (one Schur factorisation less per step; see `project`),
     True factorises again at the corrected position."""
 
+    OPTIONS = {"iterations": integer(0), "tol": real(0.0, open_lo=True, optional=True),
+               "alpha": real(0.0), "beta": real(0.0, optional=True), "refactor": boolean()}
     iterations: int = 1
     tol: float | None = None
     alpha: float = 0.0

@@ -13,6 +13,9 @@ input holds a tracer.
   parameter key ('crank.mass') and, for batched params, the batch member.
 * `check_state(mech, q, v)`: shapes (n_coords,) / (n_vel,) (with a leading batch axis
   when asked), real numbers, finite.
+* `admissible_coordinates(mech, q)`: the node families' own rules on the coordinates
+  (`NodeFamily.coordinate_defects`: a spatial body's quaternion must not be zero; one
+  that is not of unit norm is normalised, with a warning saying by how much).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import numpy as np
 from . import families as F
 
 __all__ = ["is_traced", "check_params", "check_state", "check_value", "FIELD_RULES",
-           "field_rule_masks", "params_status", "check_call"]
+           "field_rule_masks", "params_status", "check_call", "admissible_coordinates"]
 
 # rules by field name for force and constraint families (the builders' rules):
 # (test on the array, what is required)
@@ -291,6 +294,63 @@ def check_state(mech, q=None, v=None, *, batch=False, names=("q", "v"), where=""
                 member = f" (batch member {bad[0]})" if batch else ""
                 raise ValueError(f"{pre}{name} has non-finite entries: {col} = "
                                  f"{float(a[tuple(bad)])!r}{member}")
+
+
+def admissible_coordinates(mech, q, *, batch=False, name="q0", where="", tol=None):
+    """Concrete q (n_coords,) (or (batch, n_coords) with batch=True) checked against the
+    node families' rules (`NodeFamily.coordinate_defects`). ValueError naming the node
+    (and the batch member) whose coordinates have no admissible ones near them (a zero
+    quaternion; in a batch, members with non-finite entries are left to the run, which
+    flags them NONFINITE). Coordinates off by more than tol (default 1000 eps of q's
+    dtype) are normalised (`Mechanism.normalize`), with one warning naming the nodes and
+    by how much (the largest first). Returns q (normalised where needed); traced q is
+    returned as it is."""
+    import warnings
+
+    from . import families as fam_registry
+
+    if is_traced(q) or not any(fam_registry.node_family(b.kind).admissible for b in mech.nodes):
+        return q
+    pre = f"{where}: " if where else ""
+    a = np.asarray(q)
+    dtype = a.dtype if a.dtype.kind == "f" else np.dtype(float)
+    tol = 1000.0 * float(np.finfo(dtype).eps) if tol is None else tol
+    coords = mech.coordinate_names()
+    off_list = []
+    for b in mech.nodes:
+        nf = fam_registry.node_family(b.kind)
+        if not nf.admissible:
+            continue
+        block = a[..., b.q0: b.q0 + b.size * nf.nq].reshape(a.shape[:-1] + (b.size, nf.nq))
+        with np.errstate(invalid="ignore", over="ignore"):
+            singular, off = nf.coordinate_defects(block)
+        finite = np.all(np.isfinite(block), -1)
+        bad = singular & finite if batch else singular
+        if np.any(bad):
+            idx = tuple(np.argwhere(bad)[0])
+            k = idx[-1]
+            cols = coords[b.q0 + k * nf.nq: b.q0 + (k + 1) * nf.nq]
+            member = f" (batch member {idx[0]})" if batch else ""
+            raise ValueError(f"{pre}{name}: {b.names[k]!r}{member} needs {nf.admissible}; its "
+                             f"coordinates {', '.join(cols)} = {_fmt(block[idx])} have none near "
+                             "them (zero or not finite)")
+        for idx in np.argwhere(finite & ~singular & (off > tol)):
+            idx = tuple(idx)
+            off_list.append((float(off[idx]), b.names[idx[-1]], idx[0] if batch else None, nf))
+    if not off_list:
+        return q
+    import jax.numpy as jnp
+
+    off_list.sort(key=lambda x: -x[0])
+    nodes = sorted({n for _, n, _, _ in off_list})
+    worst = ", ".join(f"{n!r}{'' if m is None else f' (member {m})'}: {nf.defect} = {o:.3g}"
+                      for o, n, m, nf in off_list[:3])
+    more = f" and {len(off_list) - 3} more" if len(off_list) > 3 else ""
+    warnings.warn(f"{pre}{name}: normalised the coordinates of {', '.join(map(repr, nodes))} "
+                  f"({worst}{more}); each needs {off_list[0][3].admissible}", UserWarning,
+                  stacklevel=3)
+    qq = jnp.asarray(a, dtype)
+    return jax.vmap(mech.normalize)(qq) if batch else mech.normalize(qq)
 
 
 def check_mech(mech, where=""):

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 
 from ..core._tree import static_class
+from ..core.options import Validated, integer, real
 from .base import _kkt, _status
 from .schur import CholeskyFactor
 
@@ -57,7 +58,7 @@ def _al_solve(M, jac, Q, gamma, penalty, iterations, rtol):
 
 
 @static_class
-class AugmentedLagrangian:
+class AugmentedLagrangian(Validated):
     """Augmented-Lagrangian formulation (Bayo, Garcia de Jalon, Avello):
 
         (M + alpha jac^T jac) qdd_{k+1} = Q - jac^T lam_k + alpha jac^T gamma,
@@ -77,6 +78,8 @@ class AugmentedLagrangian:
     iterations then run to the budget.
     """
 
+    OPTIONS = {"penalty": real(0.0, open_lo=True, optional=True), "iterations": integer(1),
+               "rtol": real(0.0, open_lo=True, optional=True)}
     penalty: float | None = None
     iterations: int = 30
     rtol: float | None = None

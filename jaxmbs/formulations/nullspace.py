@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..core._tree import static_class
+from ..core.options import Validated, boolean, real
 from .base import _kkt, _normalized_svd, _status
 from .schur import CholeskyFactor
 
@@ -48,7 +49,7 @@ def _nullspace_solve(M, jac, Q, gamma, rtol, multipliers):
 
 
 @static_class
-class NullSpace:
+class NullSpace(Validated):
     """Maggi's equations with an orthonormal null-space basis (SVD of jac).
 
     D jac = U S V^T with D = diag(1 / |jac_j|) (rows scaled to unit length); the columns
@@ -67,6 +68,7 @@ class NullSpace:
     and an n x n Cholesky per solve.
     """
 
+    OPTIONS = {"rtol": real(0.0, open_lo=True, optional=True), "multipliers": boolean()}
     rtol: float | None = None
     multipliers: bool = True
     banded = False

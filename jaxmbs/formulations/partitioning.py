@@ -8,6 +8,7 @@ import jax.numpy as jnp
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.options import Validated, boolean, real
 from .base import _dense_jac, _implicit, _status, _unconstrained
 from .nullspace import _maggi
 
@@ -49,7 +50,7 @@ def _partition_solve(cols, M, jac, Q, gamma, tol, multipliers):
 
 
 @static_class
-class CoordinatePartitioning:
+class CoordinatePartitioning(Validated):
     """Maggi's equations in independent coordinates (Wehage-Haug partitioning).
 
     The m dependent coordinates d are the pivots of an LU factorisation with partial
@@ -70,6 +71,8 @@ class CoordinatePartitioning:
     relative to max |jac_d| (default 1e3 eps).
     """
 
+    OPTIONS = {"threshold": real(0.0, open_lo=True), "tol": real(0.0, open_lo=True, optional=True),
+               "multipliers": boolean()}
     threshold: float = 50.0
     tol: float | None = None
     multipliers: bool = True

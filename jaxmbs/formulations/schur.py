@@ -15,6 +15,7 @@ from .. import status as st
 from ..core._rare import rare_cond
 from ..core._small import matmul
 from ..core._tree import static_class
+from ..core.options import Validated, boolean, integer, real
 from .banded import SparseJacobian, banded_projector, banded_schur
 
 __all__ = ["SchurCholesky", "DenseLU", "cholesky_solve", "CholeskyFactor"]
@@ -244,7 +245,7 @@ def inconsistent(residual, scale, dropped, dtype, tol=None):
 
 
 @static_class
-class SchurCholesky:
+class SchurCholesky(Validated):
     """Eliminate qdd with the block-diagonal M^-1 and solve the Schur complement
     (Phi_q M^-1 Phi_q^T) lam = Phi_q M^-1 Q - gamma by Cholesky.
 
@@ -292,6 +293,9 @@ class SchurCholesky:
     solved densely. Redundant rows are dropped on every path alike.
     """
 
+    OPTIONS = {"unroll_max": integer(0), "regularization": real(0.0),
+               "tol": real(0.0, open_lo=True, optional=True), "banded": boolean(optional=True),
+               "refine": integer(0)}
     unroll_max: int = 12
     regularization: float = 0.0
     tol: float | None = None
@@ -423,7 +427,7 @@ def _augmented_schur(solver, M, jac, Q, gamma, check=True):
 
 
 @static_class
-class DenseLU:
+class DenseLU(Validated):
     """Reference solver: the full (n+m) x (n+m) KKT matrix by LU (jnp.linalg.solve)."""
 
     def solve(self, M, jac, Q, gamma, check=True):

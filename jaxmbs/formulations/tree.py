@@ -36,6 +36,7 @@ import numpy as np
 
 from .. import status as st
 from ..core._tree import static_class
+from ..core.options import Rule, Validated, real
 from .schur import SchurCholesky, _dense_apply, _dense_factor, _unrolled_apply, _unrolled_factor, schur_tol
 
 __all__ = ["TreeSchur", "TreePlan", "tree_plan", "for_mechanism"]
@@ -324,8 +325,13 @@ def _dropped(plan, fac):
     return flat[plan.row_inverse]
 
 
+def _plan_rule():
+    return Rule(lambda x: x is None or isinstance(x, TreePlan),
+                "None or the TreePlan of a mechanism (set by for_mechanism)")
+
+
 @static_class
-class TreeSchur:
+class TreeSchur(Validated):
     """The KKT system solved by a block elimination along the mechanism's joint tree, in
     time linear in the number of bodies (see the module docstring). Needs the mechanism's
     `TreePlan`: `simulate`, `accelerations` and the stabilisers bind it
@@ -337,6 +343,7 @@ class TreeSchur:
     diagonal (default sqrt(machine epsilon), as `SchurCholesky`).
     """
 
+    OPTIONS = {"tol": real(0.0, open_lo=True, optional=True), "plan": _plan_rule()}
     tol: float | None = None
     plan: Any = None
 

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core._tree import static_class
+from ..core.options import Validated, boolean, real
 from .base import _dense_jac, _kkt, _normalized_svd, _row_scale, _status
 from .schur import augmented_mass
 
@@ -45,7 +46,7 @@ def _uk_solve(M, jac, Q, gamma, rtol, rank=None):
 
 
 @static_class
-class UdwadiaKalaba:
+class UdwadiaKalaba(Validated):
     """Udwadia-Kalaba's explicit equation qdd = a + M^-1/2 (jac M^-1/2)^+ (gamma - jac a),
     a = M^-1 Q (the unconstrained accelerations), by Gauss's principle of least
     constraint.
@@ -88,6 +89,7 @@ class UdwadiaKalaba:
     1 flagged with step_rank=False, none with True.
     """
 
+    OPTIONS = {"rtol": real(0.0, open_lo=True, optional=True), "step_rank": boolean()}
     rtol: float | None = None
     step_rank: bool = True
     banded = False

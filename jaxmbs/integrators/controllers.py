@@ -5,6 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from ..core._tree import static_class
+from ..core.options import Validated, real
 
 __all__ = ["IController", "PIController"]
 
@@ -12,12 +13,14 @@ __all__ = ["IController", "PIController"]
 
 # ------------------------------------------------------------------ step-size control
 @static_class
-class IController:
+class IController(Validated):
     """Integral (elementary) step-size controller, separate from the stepping rule:
     h_next = h * clip(safety * err^(-1/k), min_factor, max_factor), k the order of the
     error estimate (`integrator.error_order`), err the integrator's scaled error norm
     (accept when err <= 1). No state."""
 
+    OPTIONS = {"safety": real(0.0, 1.0, open_lo=True), "min_factor": real(0.0, 1.0, open_lo=True),
+               "max_factor": real(1.0)}
     safety: float = 0.9
     min_factor: float = 0.2
     max_factor: float = 10.0
@@ -33,13 +36,15 @@ class IController:
 
 
 @static_class
-class PIController:
+class PIController(Validated):
     """Proportional-integral step-size controller (Gustafsson; Soderlind's PI.4.2 by
     default): h_next = h * safety * err^(-ki/k) * (err/err_prev)^(-kp/k) after accepted
     steps, the integral rule after rejections (no growth), clipped to [min_factor,
     max_factor]. State: the error of the last accepted step. Smoother step sequences than
     the I controller on problems whose step is limited by stability (stiff springs)."""
 
+    OPTIONS = {"ki": real(0.0, open_lo=True), "kp": real(), "safety": real(0.0, 1.0, open_lo=True),
+               "min_factor": real(0.0, 1.0, open_lo=True), "max_factor": real(1.0)}
     ki: float = 0.3
     kp: float = 0.4
     safety: float = 0.9

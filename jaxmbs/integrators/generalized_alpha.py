@@ -32,6 +32,7 @@ import numpy as np
 from .. import status as st
 from ..core._tree import static_class
 from ..core.newton import dense_tangent_solve, newton_root
+from ..core.options import Validated, boolean, check_tolerances, choice, controller, integer, real
 from .controllers import IController
 
 
@@ -91,7 +92,7 @@ def amplification_matrix(params, h_omega, zeta=0.0):
 
 
 @static_class
-class GeneralizedAlpha:
+class GeneralizedAlpha(Validated):
     """Generalized-alpha for index-3 constrained mechanisms (Arnold-Bruls), Lie-group form.
 
     State between steps: vdot_n (n_vel,) accelerations, a_n (n_vel,) the method's
@@ -127,6 +128,11 @@ class GeneralizedAlpha:
       step-size change a_n is rescaled (a_n - vdot_n ~ h).
     """
 
+    OPTIONS = {"rho_inf": real(0.0, 1.0), "tol": real(0.0, open_lo=True, optional=True),
+               "max_iter": integer(1), "newton": choice("full", "modified"),
+               "linear": choice("lu", "lstsq"), "adaptive": boolean(), "rtol": real(0.0),
+               "atol": real(0.0), "max_steps": integer(1),
+               "h0": real(0.0, open_lo=True, optional=True), "controller": controller()}
     rho_inf: float = 0.8
     tol: float | None = None
     max_iter: int = 8
@@ -147,11 +153,8 @@ class GeneralizedAlpha:
         return alpha_parameters(self.rho_inf)
 
     def __post_init__(self):
-        if self.newton not in ("full", "modified"):
-            raise ValueError(f"GeneralizedAlpha: newton must be 'full' or 'modified', got {self.newton!r}")
-        if self.linear not in ("lu", "lstsq"):
-            raise ValueError(f"GeneralizedAlpha: linear must be 'lu' or 'lstsq', got {self.linear!r}")
-        self.params()  # validates rho_inf / alpha
+        super().__post_init__()
+        check_tolerances(self)
         if self.adaptive and self.controller is None:
             object.__setattr__(self, "controller", IController())
 
@@ -243,8 +246,8 @@ class GeneralizedAlpha:
         q1, v1, a1, _ = kin(vdot1)
         finite = jnp.all(jnp.isfinite(x))
         status = jnp.where(ok & finite, st.OK, st.NEWTON_FAILED) | jnp.where(finite, st.OK, st.SINGULAR)
-        # work of non-conservative forces, drivers and constraint forces (the state's
-        # third entry): trapezoidal rule on their power
+        # work of non-conservative forces and drivers (the state's third entry):
+        # trapezoidal rule on their power
         p1 = self._power(term, t1, q1, v1, lam1)
         w1 = w + 0.5 * h * (p_n + p1)
         # local error estimate (position, velocity space), mapped to coordinates
@@ -257,13 +260,14 @@ class GeneralizedAlpha:
 
     @staticmethod
     def _power(term, t, q, v, lam):
-        """Power (W) of non-conservative forces and of the constraint forces -jac^T lam
-        (drivers), as in `jaxmbs.core.dynamics.accelerations`."""
+        """Power (W) of non-conservative forces and drivers, as in
+        `jaxmbs.core.dynamics.accelerations` (`external_power`)."""
+        from ..core.dynamics import external_power
         from ..core.equations import generalized_forces
         P = generalized_forces(term.mech, term.params, q, v, t, term.u(t))[2]
         if lam.shape[0] == 0:
             return P
-        return P - lam @ (term.constraints(t, q, v).jac @ v)
+        return external_power(P, lam, term.constraints(t, q, v))
 
 
 @static_class
@@ -273,6 +277,7 @@ class HHTAlpha(GeneralizedAlpha):
     beta = (1 + alpha)^2/4 (rho_inf = (1 - alpha)/(1 + alpha)). Other options as
     GeneralizedAlpha."""
 
+    OPTIONS = {**GeneralizedAlpha.OPTIONS, "alpha": real(0.0, 1.0 / 3.0)}
     alpha: float = 0.1
 
     def params(self):

@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..core._tree import static_class
+from ..core.options import Rule, Validated, boolean, check_tolerances, controller, integer, real
 
 __all__ = ["RK4", "SemiImplicitEuler", "DormandPrince5", "DormandPrince8", "ExplicitRK", "Euler"]
 
@@ -286,10 +287,11 @@ def _as_term(f):
     return f if hasattr(f, "vf") else _FnTerm(f)
 
 
-class _OneStep:
+class _OneStep(Validated):
     """One-step methods carry no state between steps: `advance` is `step`. Those whose
     first evaluation is at (t, y) (`records`) take step(..., record=True) and then also
-    return the term's Record there (`jaxmbs.core.dynamics.Record`)."""
+    return the term's Record there (`jaxmbs.core.dynamics.Record`). Options are checked
+    when made (`jaxmbs.core.options`)."""
 
     records = False
 
@@ -332,6 +334,7 @@ class RK4(_OneStep):
       all stages compiles faster elsewhere (docs/dev/performance.md#peel-first-stage).
     """
 
+    OPTIONS = {"unroll": boolean(), "peel_first_stage": boolean()}
     unroll: bool = False
     peel_first_stage: bool = False
     order = 4
@@ -360,6 +363,16 @@ def _check_tableau(a, b, c, where):
                          f"sum(b) = 1 (to 1e-12)")
 
 
+def _is_coefficients(x):
+    """A tuple or list of numbers, or of such tuples (a tableau's rows)."""
+    if not isinstance(x, (tuple, list)):
+        return False
+    return all(_is_coefficients(r) if isinstance(r, (tuple, list)) else real().accepts(r) for r in x)
+
+
+_TABLEAU = Rule(_is_coefficients, "a tuple of finite numbers (a: a tuple of such rows)")
+
+
 @static_class
 class ExplicitRK(_OneStep):
     """An explicit Runge-Kutta method of a given Butcher tableau, fixed step.
@@ -379,6 +392,8 @@ class ExplicitRK(_OneStep):
     Example: ExplicitRK(a=((), (0.5,)), b=(0.0, 1.0), c=(0.0, 0.5), order=2) (midpoint).
     """
 
+    OPTIONS = {"a": _TABLEAU, "b": _TABLEAU, "c": _TABLEAU, "order": integer(0),
+               "unroll": boolean(), "peel_first_stage": boolean()}
     a: tuple = ()
     b: tuple = ()
     c: tuple = ()
@@ -389,6 +404,7 @@ class ExplicitRK(_OneStep):
     records = True
 
     def __post_init__(self):
+        super().__post_init__()
         # (tuples: the configuration is hashed, as part of the compile cache key)
         object.__setattr__(self, "a", tuple(tuple(float(x) for x in r) for r in self.a))
         for name in ("b", "c"):
@@ -448,6 +464,7 @@ class DormandPrince8(_OneStep):
     unroll, peel_first_stage: as for `RK4`.
     """
 
+    OPTIONS = {"unroll": boolean(), "peel_first_stage": boolean()}
     unroll: bool = False
     peel_first_stage: bool = False
     order = 8
@@ -505,6 +522,10 @@ class DormandPrince5(_OneStep):
     Running out of budget sets status MAX_STEPS. h0: first step (default: simulate's dt).
     """
 
+    OPTIONS = {"rtol": real(0.0), "atol": real(0.0), "max_steps": integer(1),
+               "safety": real(0.0, 1.0, open_lo=True), "min_factor": real(0.0, 1.0, open_lo=True),
+               "max_factor": real(1.0), "h0": real(0.0, open_lo=True, optional=True),
+               "controller": controller()}
     rtol: float = 1e-8
     atol: float = 1e-10
     max_steps: int = 100_000
@@ -513,6 +534,10 @@ class DormandPrince5(_OneStep):
     max_factor: float = 10.0
     h0: float | None = None
     controller: object = None  # None: next_h below (safety, min/max factor); or a controller
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_tolerances(self)
 
     order = 5
     error_order = 5  # the error estimate is O(h^5): h ~ err^(-1/5)

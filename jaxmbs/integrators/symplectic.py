@@ -12,12 +12,13 @@ import jax.numpy as jnp
 from .. import status as st
 from ..core._tree import static_class
 from ..core.newton import dense_tangent_solve
+from ..core.options import Validated, choice, integer, real
 from ..formulations.tree import for_mechanism
 
 
 # ------------------------------------------------------------------------------ RATTLE
 @static_class
-class Rattle:
+class Rattle(Validated):
     """RATTLE (SHAKE + velocity projection), second order, constraint preserving.
 
     One step (h s, from t_n), in velocity space with positions moved by retract:
@@ -49,6 +50,8 @@ class Rattle:
     theorem), the rest is differentiated directly.
     """
 
+    OPTIONS = {"iterations": integer(1), "tol": real(0.0, open_lo=True, optional=True),
+               "linear": choice("lu", "lstsq")}
     iterations: int = 20
     tol: float | None = None
     linear: str = "lu"
@@ -142,10 +145,10 @@ class Rattle:
         g1 = (2.0 / h) * (-terms1.phit - terms1.jac @ vh)
         x2, mu, s2 = solver.solve(M1, terms1.jac, F1, g1)
         v1 = vh + 0.5 * h * x2
-        # work of non-conservative forces (trapezoidal) and of the constraint forces
-        # (drivers): -Lam . (jac v) over the first half, -mu . (jac v1) over the second
+        # work of non-conservative forces (trapezoidal) and of the drivers: Lam . Phi_t
+        # over the first half, mu . Phi_t over the second
         P1 = self._power_nc(term, t1, q1, v1)
-        w1 = w + 0.5 * h * (P0 + P1) + self._driver_work(h, Lam, B0, v, terms0, hol, mu, terms1, v1)
+        w1 = w + 0.5 * h * (P0 + P1) + self._driver_work(h, Lam, terms0, hol, mu, terms1)
         finite = jnp.all(jnp.isfinite(q1)) & jnp.all(jnp.isfinite(v1))
         status = (s1 | s2 | jnp.where(ok, st.OK, st.NEWTON_FAILED)
                   | jnp.where(finite, st.OK, st.SINGULAR)).astype(jnp.int32)
@@ -157,13 +160,13 @@ class Rattle:
         return generalized_forces(term.mech, term.params, q, v, t, term.u(t))[2]
 
     @staticmethod
-    def _driver_work(h, Lam, B0, v0, terms0, hol, mu, terms1, v1):
-        """Work of the constraint forces over the step: -(h/2) Lam . (jac0 v0) on the first
-        half and -(h/2) mu . (jac1 v1) on the second (zero for scleronomic rows, where
-        jac v = 0 at both ends: the drivers' work)."""
-        if B0.shape[0] == 0 and terms1.jac.shape[0] == 0:
-            return 0.0
-        w = -(0.5 * h) * (mu @ (terms1.jac @ v1))
-        if B0.shape[0]:
-            w = w - (0.5 * h) * (Lam @ (B0 @ v0))
+    def _driver_work(h, Lam, terms0, hol, mu, terms1):
+        """Work of the drivers over the step: (h/2) Lam . Phi_t(t_n) on the first half
+        and (h/2) mu . Phi_t(t1) on the second (the power of the constraint forces on the
+        constraint manifold, `jaxmbs.core.dynamics.external_power`; zero for scleronomic
+        rows)."""
+        w = (0.5 * h) * (mu @ terms1.phit) if terms1.phit.shape[0] else 0.0
+        if Lam.shape[0]:
+            phit0 = terms0.phit if hol is None else terms0.phit[hol]
+            w = w + (0.5 * h) * (Lam @ phit0)
         return w

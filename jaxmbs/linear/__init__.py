@@ -23,7 +23,9 @@ linearisation of the vector field; along a steady motion it is time-invariant wh
 reference motion is a translation together with spins of bodies about body-fixed axes of
 symmetry (wheels rolling straight, a sleeping top), which is what the global-axes chart
 is chosen for. (For other steady motions, e.g. a vehicle in a steady turn, it is the
-linearisation at the instant t.)
+linearisation at the instant t: `linearize(..., about="any")`, since their global-axes
+accelerations do not vanish; by default `linearize` refuses an operating point whose
+accelerations do not vanish, see its `about`.)
 
 The constraints restrict (dx, du) to a subspace: Phi_q dx = 0 (holonomic rows) and the
 linearised velocity constraints (all rows, nonholonomic ones included). Its coordinates

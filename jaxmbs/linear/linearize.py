@@ -28,14 +28,25 @@ from .results import LinearModel
 
 
 # ------------------------------------------------------------------------ linearise
-def linearize(mech, params, q, v, t=0.0, u=None, *, coordinates=None, velocities=None,
-              outputs=None, solver=SchurCholesky(), tol=1e-8) -> LinearModel:
+def linearize(mech, params, q, v, t=0.0, u=None, *, about="steady", coordinates=None,
+              velocities=None, outputs=None, solver=SchurCholesky(), tol=1e-8) -> LinearModel:
     """The linear state-space model of the constrained mechanism about (q, v, t, u).
 
     Args:
       q (n_coords,), v (n_vel,): a consistent operating point (see `assemble`): an
         equilibrium, or a state on a steady motion (a vehicle rolling straight at speed).
       t: time (s); u: (n_controls,) control inputs (B is the response to their change).
+      about: what the operating point is. "steady" (default): an equilibrium or a steady
+        motion, so its accelerations vanish; "equilibrium": also at rest (v = 0); "any":
+        any consistent state, accepted as it is (the linearisation at the instant t of
+        the motion through it; `lin.acceleration` holds its accelerations). Checked for
+        "steady" and "equilibrium": the residual acceleration a (n_vel,) must satisfy
+        max|a| <= tol s, s = max|a_x| (1 + max|q|) + max|a_u| (1 + max|v|) with a_x, a_u
+        the Jacobians of the accelerations with respect to the chart perturbations of the
+        positions and the velocities (s: the acceleration that a perturbation of the
+        state's size produces, in m/s^2 or rad/s^2), and for "equilibrium" also
+        max|v| <= tol; with concrete inputs a violation raises ValueError naming the
+        residual accelerations, traced it sets status UNSTEADY.
       coordinates: names of the independent position entries of the chart
         (`chart_names(mech)`, e.g. ('crank.theta',) or ('frame.rx', ...)); default: chosen
         automatically at the operating point by pivoting on the holonomic Jacobian (as
@@ -48,9 +59,9 @@ def linearize(mech, params, q, v, t=0.0, u=None, *, coordinates=None, velocities
         Jacobians with respect to the state and u. Default: the state itself.
       solver: the saddle solver of the dynamics (SchurCholesky(regularization=...) for
         redundant constraints).
-      tol: operating-point consistency tolerance (max|Phi|, |Phi_q v + Phi_t|, relative to
-        1 + max|q| and 1 + max|v|): with concrete inputs a violation raises ValueError,
-        traced it sets status DRIFT.
+      tol: operating-point tolerance: of its consistency (max|Phi|, |Phi_q v + Phi_t|,
+        relative to 1 + max|q| and 1 + max|v|; with concrete inputs a violation raises
+        ValueError, traced it sets status DRIFT) and of its residual acceleration (about).
     Returns a `LinearModel` (module docstring: chart, reduced state, map back).
     """
     q = jnp.asarray(q)
@@ -60,6 +71,9 @@ def linearize(mech, params, q, v, t=0.0, u=None, *, coordinates=None, velocities
     _check_shapes(mech, q, v)
     uu = _controls(mech, u, q.dtype)
     t = jnp.asarray(t, q.dtype)
+    if about not in _ABOUT:
+        raise ValueError(f"linearize: about must be one of {', '.join(map(repr, _ABOUT))} (what "
+                         f"the operating point is), got {about!r}")
     if outputs is not None and not callable(outputs):
         raise ValueError("outputs must be a JAX function outputs(q, v, u) -> (p,) array")
     names = chart_names(mech)
@@ -82,10 +96,47 @@ def linearize(mech, params, q, v, t=0.0, u=None, *, coordinates=None, velocities
         E = _constraint_chart_jacobian(mech, params, q, v, t)
         ix, iu = _partition(mech, names, E, ix, iu)
         _check_operating_point(mech, params, q, v, t, tol)
-    lin = _linearize_jit(mech, params, q, v, t, uu, ix=tuple(ix), iu=tuple(iu), outputs=outputs,
-                         solver=solver, tol=float(tol))
+    lin, scale = _linearize_jit(mech, params, q, v, t, uu, ix=tuple(ix), iu=tuple(iu),
+                                outputs=outputs, solver=solver, tol=float(tol), about=about)
     state_names = tuple(names[i] for i in ix) + tuple(names[i] + "_dot" for i in iu)
-    return lin.replace(names=state_names, n_position=len(ix))
+    lin = lin.replace(names=state_names, n_position=len(ix))
+    if not traced and int(lin.status) & st.UNSTEADY:
+        _refuse_unsteady(lin, names, about, float(tol), float(scale))
+    return lin
+
+
+_ABOUT = ("steady", "equilibrium", "any")
+
+
+def _steady_scale(Jf, nv, q, v):
+    """The acceleration (m/s^2, rad/s^2) that a perturbation of the state's size produces:
+    max|a_x| (1 + max|q|) + max|a_u| (1 + max|v|), with a_x = Jf[nv:2nv, :nv] and
+    a_u = Jf[nv:2nv, nv:2nv] the Jacobians of the accelerations with respect to the chart
+    perturbations (dx, du) (Jf: the full linearisation, rows (xdot, acceleration))."""
+    ax, au = Jf[nv:2 * nv, :nv], Jf[nv:2 * nv, nv:2 * nv]
+    return (jnp.max(jnp.abs(ax)) * (1.0 + jnp.max(jnp.abs(q)))
+            + jnp.max(jnp.abs(au)) * (1.0 + jnp.max(jnp.abs(v))))
+
+
+def _refuse_unsteady(lin, names, about, tol, scale):
+    """ValueError naming the residual accelerations (or velocities) of an operating point
+    that is not what `about` says."""
+    a, v = np.asarray(lin.acceleration), np.asarray(lin.v)
+    if about == "equilibrium" and np.max(np.abs(v), initial=0.0) > tol:
+        worst = ", ".join(f"{names[i]}_dot = {v[i]:.3g}" for i in np.argsort(-np.abs(v))[:3] if v[i])
+        raise ValueError(
+            f"linearize: about='equilibrium' but the mechanism is not at rest ({worst} m/s or "
+            "rad/s); for a steady motion pass about='steady', to linearise about this state "
+            "as it is about='any'")
+    worst = ", ".join(f"{names[i]} = {a[i]:.3g}" for i in np.argsort(-np.abs(a))[:3] if a[i])
+    what = "an equilibrium" if about == "equilibrium" else "an equilibrium or a steady motion"
+    raise ValueError(
+        f"linearize: the operating point is not {what}: its residual accelerations are "
+        f"{worst} (m/s^2 or rad/s^2; max {np.max(np.abs(a)):.3g} > tol {tol:g} x {scale:.3g}, "
+        "the acceleration a perturbation of the state's size produces). Find the "
+        "equilibrium with jaxmbs.equilibrium(mech, params, q) and linearise about its q, or "
+        "pass about='any' to linearise about this state as it is (the linearisation at "
+        "this instant of the motion through it)")
 
 
 def _indices(names, given, what):
@@ -175,8 +226,8 @@ def _check_operating_point(mech, params, q, v, t, tol):
             "jaxmbs.assemble or jaxmbs.equilibrium")
 
 
-@partial(jax.jit, static_argnames=("ix", "iu", "outputs", "solver", "tol"))
-def _linearize_jit(mech, params, q, v, t, u, *, ix, iu, outputs, solver, tol):
+@partial(jax.jit, static_argnames=("ix", "iu", "outputs", "solver", "tol", "about"))
+def _linearize_jit(mech, params, q, v, t, u, *, ix, iu, outputs, solver, tol, about="steady"):
     nv, nu = mech.n_vel, u.shape[0]
     dtype = q.dtype
     V0 = _to_global(mech, q, v)
@@ -244,6 +295,14 @@ def _linearize_jit(mech, params, q, v, t, u, *, ix, iu, outputs, solver, tol):
     res = jnp.max(jnp.abs(terms.phi[h])) if mh else jnp.zeros((), dtype)
     vres = jnp.max(jnp.abs(terms.jac @ v + terms.phit)) if mech.n_constraints else jnp.zeros((), dtype)
     drift = (res > tol * (1.0 + jnp.max(jnp.abs(q)))) | (vres > tol * (1.0 + jnp.max(jnp.abs(v))))
+    scale = _steady_scale(Jf, nv, q, v)
+    unsteady = jnp.zeros((), bool)
+    if about != "any":
+        unsteady = jnp.max(jnp.abs(f0[nv:])) > tol * scale
+        if about == "equilibrium":
+            unsteady = unsteady | (jnp.max(jnp.abs(v)) > tol)
     status = (status | jnp.where(bad, st.SINGULAR, 0) | jnp.where(drift, st.DRIFT, 0)
+              | jnp.where(unsteady, st.UNSTEADY, 0)
               | jnp.where(jnp.all(jnp.isfinite(A)), 0, st.NONFINITE)).astype(jnp.int32)
-    return LinearModel(A, B, C, D, Tq, Tv, N, q, v, t, u, f0[nv:], jnp.maximum(res, vres), status)
+    return (LinearModel(A, B, C, D, Tq, Tv, N, q, v, t, u, f0[nv:], jnp.maximum(res, vres), status),
+            scale)

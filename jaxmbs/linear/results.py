@@ -28,7 +28,9 @@ class LinearModel:
     accelerations there (zero at an equilibrium or a steady motion); residual: max |Phi|
     of the holonomic rows and |Phi_q v + Phi_t| of all rows at the operating point;
     status: int32 bit flags (SINGULAR: the dependent coordinates cannot be solved for, or
-    the saddle system is singular; DRIFT: the operating point violates the constraints).
+    the saddle system is singular; DRIFT: the operating point violates the constraints;
+    UNSTEADY: traced input, the operating point is not what `about` said, its
+    accelerations are above tolerance).
     """
 
     A: Any

@@ -61,6 +61,15 @@ class SpatialRigidNode(F.NodeFamily):
     def normalize(self, q):
         return jnp.concatenate([q[..., :3], g3.normalize_quat(q[..., 3:7])], -1)
 
+    admissible = "a unit orientation quaternion (q0, q1, q2, q3); (1, 0, 0, 0) is no rotation"
+    defect = "|quaternion| - 1"
+
+    def coordinate_defects(self, q):
+        p = np.asarray(q, float)[..., 3:7]
+        n = np.sqrt(np.sum(p * p, -1))
+        singular = ~np.isfinite(n) | (n == 0.0)
+        return singular, np.where(singular, np.inf, np.abs(n - 1.0))
+
     # linearisation chart (jaxmbs.linear): rotation vectors and angular velocities in
     # global axes, so that a body spinning about a body-fixed axis (a wheel) has a
     # time-invariant linearisation
