@@ -46,6 +46,12 @@ __all__ = ["SECTION_KEYS", "DAMPING_KEYS", "SHEAR_KEYS", "SHEAR_FACTOR"]
 
 
 SECTION_KEYS = ("E", "rho", "A", "I")
+# the Params field of each section key: its rule is the body family's (`AncfBeam.rules`,
+# `ReissnerBeam.rules`), the one that Mechanism.replace and the PARAMS flag apply
+SECTION_FIELDS = {"E": "E", "rho": "rho", "A": "area", "I": "I", "alpha": "alpha",
+                  "beta": "beta", "G": "G", "k": "shear_factor"}
+SECTION_UNITS = {"E": "Pa", "rho": "kg/m^3", "A": "m^2", "I": "m^4", "alpha": "1/s",
+                 "beta": "s", "G": "Pa", "k": "dimensionless"}
 DAMPING_KEYS = ("alpha", "beta")  # optional section keys, default 0
 SHEAR_KEYS = ("G", "nu")  # a shear beam's section: exactly one of them
 SHEAR_FACTOR = 5.0 / 6.0  # default shear correction factor k (a rectangle)
@@ -107,10 +113,12 @@ class _BeamMethods:
             self._beam_node[nd] = (name, k)
         return nodes
 
-    def _section(self, owner, section, extra_keys=(), optional=()):
+    def _section(self, owner, section, extra_keys=(), optional=(), rules=None):
         """The validated section dict: SECTION_KEYS (> 0), the damping keys (>= 0, default
         0), the keys `optional` (returned only when given) and one of `extra_keys` when
-        given (a shear beam's G or nu); ValueError naming the beam otherwise."""
+        given (a shear beam's G or nu); ValueError naming the beam otherwise. Each value
+        obeys the rule of its Params field (`SECTION_FIELDS`) in `rules` (default: the
+        beam families' rules), the rule that Mechanism.replace applies to it."""
         if not isinstance(section, dict):
             raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
                              f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
@@ -123,15 +131,19 @@ class _BeamMethods:
             raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS + tuple(extra_keys)} "
                              f"(and optionally {DAMPING_KEYS + tuple(optional)}); missing {missing}, "
                              f"unknown {extra}")
-        sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
-        for k in DAMPING_KEYS:
-            v = B.finite(section.get(k, 0.0), f"{owner}: section[{k!r}]")
-            if v < 0:
-                raise ValueError(f"{owner}: section[{k!r}] must be >= 0 (a damping coefficient), got {v}")
-            sec[k] = v
-        for k in tuple(extra_keys) + tuple(optional):
-            if k in section:
-                sec[k] = B.finite(section[k], f"{owner}: section[{k!r}]")
+        from ..core.validate import check_rule
+        from .reissner import ReissnerBeam
+
+        if rules is None:
+            rules = ReissnerBeam.rules  # (the ANCF beam's rules and G, shear_factor)
+        sec = {}
+        for k in SECTION_KEYS + DAMPING_KEYS + tuple(extra_keys) + tuple(optional):
+            if k not in section and k not in DAMPING_KEYS:
+                continue
+            what, value = f"{owner}: section[{k!r}]", section.get(k, 0.0)
+            rule = rules.get(SECTION_FIELDS.get(k))
+            sec[k] = (check_rule(value, rule, what, SECTION_UNITS[k]) if rule
+                      else B.finite(value, what))
         return sec
 
     @staticmethod

@@ -98,11 +98,7 @@ class BeamBuilder(_BeamMethods):
             if not -1.0 < sec["nu"] <= 0.5:
                 raise ValueError(f"{owner}: section['nu'] must lie in (-1, 0.5], got {sec['nu']}")
             sec["G"] = sec["E"] / (2.0 * (1.0 + sec.pop("nu")))
-        elif not sec["G"] > 0:
-            raise ValueError(f"{owner}: section['G'] must be > 0 (Pa), got {sec['G']}")
-        sec["k"] = sec.get("k", SHEAR_FACTOR)
-        if not sec["k"] > 0:
-            raise ValueError(f"{owner}: section['k'] (shear correction factor) must be > 0, got {sec['k']}")
+        sec["k"] = sec.get("k", SHEAR_FACTOR)  # (G and k checked by _section: their rules)
         n, length, d = self._straight(owner, a, b, elements)
         th = float(np.arctan2(d[1], d[0]))
         nodes = tuple(f"{name}.n{k}" for k in range(n + 1))
