@@ -123,6 +123,10 @@ class FamilyBlock:
     # static data (the cam's curve codes)
     extra_cols: tuple = ()
     static: tuple = ()
+    # fields whose values some instances share with another family's instance (one
+    # Params leaf per physical value): ((field, sources, index), ...), see
+    # `jaxmbs.core.shared.family_params`
+    shared: tuple = ()
 
     @property
     def size(self):
@@ -140,6 +144,7 @@ class ForceBlock:
     names: tuple
     fns: tuple = ()
     static: tuple = ()
+    shared: tuple = ()  # (as FamilyBlock.shared)
 
     @property
     def frames(self):

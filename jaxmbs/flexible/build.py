@@ -39,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 
 __all__ = ["SECTION_KEYS", "DAMPING_KEYS", "SHEAR_KEYS", "SHEAR_FACTOR"]
 
@@ -241,7 +241,8 @@ class _BeamMethods:
         return oelem, elem, part, at, t, to
 
     def _material_point(self, owner, node, xi, arg="xi"):
-        """(element's first node, xi, element length L, initial position P (d,), initial
+        """(element's first node, xi, the element's length (a `Same` of its Params leaf
+        '<node>.length', for the instances that need it), initial position P (d,), initial
         slope r_x (d,)) of the material point xi of the element starting at `node`; the last
         node of a beam (no element starts there) is xi = 1 of the element before it."""
         from .ancf import shape_functions
@@ -261,7 +262,8 @@ class _BeamMethods:
         L = d["length"]
         e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, self._beam_dim)
         S, dS, _ = (np.asarray(a) for a in shape_functions(np.asarray(x), np.asarray(L)))
-        return d["nodes"][k], x, L, S @ e, dS @ e / L
+        # (the element's length is its first node's Params leaf: instances read that one)
+        return d["nodes"][k], x, Same("bodies", d["nodes"][k], "length"), S @ e, dS @ e / L
 
     def _beam_body(self, name, what, node, body, xi, at, point):
         """Take the joint name; the material point and the body's point (body coordinates:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 from .build import SHEAR_FACTOR, SHEAR_KEYS, _BeamMethods
 
 
@@ -55,9 +55,11 @@ class BeamBuilder(_BeamMethods):
             return name
         fi, fj, p1, at, t, to = self._material_pin(owner, name, node, other, x, xo)
         if fi == GROUND:
+            at = {k: Same("joints", p1, k) for k in at}  # (the pin's material point)
             p2 = self._add_inst("beam_slope", GROUND, fj, name, axis_i=t / np.linalg.norm(t), **at)
             self._add_joint(name, "beam_body_weld", GROUND, fj, [p1, p2])
         else:
+            at = {k: Same("joints", p1, k) for k in at}
             p2 = self._add_inst("beam_beam_slope", fi, fj, name, angle=angle(t, to), **at)
             self._add_joint(name, "beam_weld", fi, fj, [p1, p2])
         return name
@@ -124,7 +126,8 @@ class BeamBuilder(_BeamMethods):
                              "use add_beam_body_pin")
         u = self._axis(owner, body, t if axis is None else axis, axis_i)
         p1 = self._add_inst("beam_point", body, elem, name, point_i=s, xi=x, length=L)
-        p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=x, length=L)
+        p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=Same("joints", p1, "xi"),
+                            length=Same("joints", p1, "length"))
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
 
@@ -229,7 +232,8 @@ class BeamBuilder(_BeamMethods):
         self._sliders.append(dict(name=name, beam=beam, body=body, point_j=sj, axis_j=axis_j,
                                   s=min(max(s0, 0.0), total), sd=float(vP @ u)))
         i = len(self._sliders) - 1
-        parts = [("beam_slider", i)] + ([("beam_slider_angle", i)] if prismatic else [])
+        m = sum(x["axis_j"] is not None for x in self._sliders[:i])  # (its angle row's instance)
+        parts = [("beam_slider", i)] + ([("beam_slider_angle", m)] if prismatic else [])
         self._add_joint(name, "beam_slider", GROUND, body, parts)
         return name
 
@@ -253,17 +257,21 @@ class BeamBuilder(_BeamMethods):
             nodes = nodes + (nodes[-1],) * (nmax - len(nodes))
             cols.append((ncoord + i,) + tuple(col[n] + a for n in nodes for a in range(4)))
         out, where, row0 = [], {}, row
+        # (the element length is the beam's first node's Params leaf: read, not copied)
+        first = tuple(nb.names.index(self._beams[x["beam"]]["nodes"][0]) for x in S)
+        body = self._beam_families["body"]
         for fam, field, r in (("beam_slider", "point_j", 2), ("beam_slider_angle", "axis_j", 1)):
             idx = [i for i, x in enumerate(S) if x[field] is not None]
             if not idx:
                 continue
-            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float)),
-                 "length": jnp.asarray(np.array([self._beams[S[i]["beam"]]["length"] for i in idx], float))}
+            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float))}
+            shared = (("length", (("bodies", body, "length"),), tuple(first[i] for i in idx)),)
             static = (tuple(len(self._beams[S[i]["beam"]]["nodes"]) - 1 for i in idx),)
             out.append((FamilyBlock(fam, (0,) * len(idx), tuple(fidx(S[i]["body"]) for i in idx), row, r,
                                     tuple(S[i]["name"] for i in idx), (), tuple(cols[i] for i in idx),
-                                    static), p))
-            where.update({(fam, i): tuple(range(row + r * m, row + r * m + r)) for m, i in enumerate(idx)})
+                                    static, shared), p))
+            where.update({(fam, i if fam == "beam_slider" else m): tuple(range(row + r * m, row + r * m + r))
+                          for m, i in enumerate(idx)})
             row += r * len(idx)
         return (out, where, row - row0, tuple(f"{x['name']}.s" for x in S),
                 np.array([x["s"] for x in S]), np.array([x["sd"] for x in S]))

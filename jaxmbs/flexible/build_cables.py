@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 from .build import _BeamMethods
 
 
@@ -78,6 +78,7 @@ class CableBuilder(_BeamMethods):
             u = self._frame(body, owner)[2].T @ B.unit(t if axis is None else axis, 3, f"{owner}: axis")
         f, g = perp_pair(u)
         p1 = self._add_inst("beam3d_point", body, elem, name, point_i=s, xi=x, length=L)
-        p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g, xi=x, length=L)
+        p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g,
+                            xi=Same("joints", p1, "xi"), length=Same("joints", p1, "length"))
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
