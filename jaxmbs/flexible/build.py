@@ -195,8 +195,8 @@ class _BeamMethods:
         a material point and the ground: 'beam_point' ('beam3d_point', as
         `add_beam_body_pin` to the ground); material points of two elements:
         'beam_beam_point' ('beam3d_beam_point'), Params leaves f'{name}.point' (the
-        constant offset (d,), m), '.xi_i', '.xi_j', '.length_i', '.length_j' (i: `other`,
-        j: `node`). Reaction reported: the force on `node`'s side (N) and its moment.
+        constant offset (d,), m), '.xi_i', '.xi_j' (i: `other`, j: `node`; the elements'
+        lengths are their nodes' leaves '<node>.length'). Reaction reported: the force on `node`'s side (N) and its moment.
         A node of a shear beam (`add_shear_beam`, a planar frame) is pinned by
         `add_revolute` at its position (`other` may then also be a rigid body or a particle;
         xi and xi_other must be 0).
@@ -301,8 +301,9 @@ class _BeamMethods:
         conservative (potential -F . r). At a node (xi = 0; the last node of a beam is
         its own xi = 0): Params leaf f'{name}.force' (family 'ancf_load', 3D
         'ancf3d_load'); between nodes (0 < xi <= 1): generalised force S(xi)^T F on the
-        element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi',
-        '.length' (family 'beam_load', 3D 'beam3d_load'; planar and spatial).
+        element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi'
+        (family 'beam_load', 3D 'beam3d_load'; planar and spatial; the element's length is
+        its node's leaf '<node>.length', as for every material point below).
         follower=True, planar beams: a follower force given in the deformed
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
@@ -311,14 +312,14 @@ class _BeamMethods:
         `add_load`'s, follower=True giving its components in the node's axes (the
         cross-section's normal and the section line; they differ from the centre line's
         tangent and normal by the shear angle). Non-conservative: no potential; its power Q . v is counted in the work
-        `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
-        '.length' (family 'beam_follower').
+        `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi'
+        (family 'beam_follower').
         follower=True, spatial cables: a tangential follower force, force = F_t (a number,
         N; a (3,) vector is refused): f = F_t t along the unit tangent t = r_x / |r_x| of
         the deformed centre line at the point (F_t > 0 along increasing x: at a cable's
         last node a tension), Q = S(xi)^T f. A cable has no cross-section frame, so there
         is no normal component. Non-conservative as the planar one. Params leaves
-        f'{name}.force_t', '.xi', '.length' (family 'beam3d_follower').
+        f'{name}.force_t', '.xi' (family 'beam3d_follower').
         """
         if node in self._shear_node and xi == 0.0:
             # a planar frame's load: dead (global axes) or following the cross-section

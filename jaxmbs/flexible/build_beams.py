@@ -28,11 +28,11 @@ class BeamBuilder(_BeamMethods):
         Params leaves f'{name}.point' (the constant offset (2,), m) and f'{name}.angle'
         (rad); a material point and the ground: 'beam_point' + 'beam_slope' (as
         `add_beam_body_weld` to the ground), Params leaves f'{name}.point_i' (m),
-        '.axis_i' (the initial unit slope), '.xi', '.length' (and '.beam_slope.xi',
-        '.beam_slope.length'); material points of two elements: 'beam_beam_point' +
-        'beam_beam_slope', Params leaves f'{name}.point' (m), f'{name}.angle' (rad, from
-        `other`'s initial slope to `node`'s) and '.xi_i', '.xi_j', '.length_i', '.length_j'
-        (and the same under '.beam_beam_slope'; i: `other`, j: `node`). Reaction reported: the force on
+        '.axis_i' (the initial unit slope), '.xi' (both rows read the one leaf; the element's
+        length is its node's leaf '<node>.length'); material points of two elements:
+        'beam_beam_point' + 'beam_beam_slope', Params leaves f'{name}.point' (m),
+        f'{name}.angle' (rad, from `other`'s initial slope to `node`'s), '.xi_i', '.xi_j'
+        (i: `other`, j: `node`; the elements' lengths: their nodes' leaves). Reaction reported: the force on
         `node`'s side (N) and its moment. A node of a shear beam (`add_shear_beam`, a
         planar frame) is clamped by `add_weld` at its position (its position and its
         cross-section angle theta, 3 rows; `other` may then also be a rigid body; xi and
@@ -141,7 +141,8 @@ class BeamBuilder(_BeamMethods):
         is the same dead or following. Treated as non-conservative (its potential -M theta
         is multi-valued once theta winds past +-pi): no potential, its power M theta_dot
         counted in the work `simulate` integrates. Params leaves f'{name}.torque', '.force'
-        (0, a follower force), '.xi', '.length' (family 'beam_follower'). On a node of a
+        (0, a follower force), '.xi' (family 'beam_follower'; the element's length is its
+        node's leaf '<node>.length'). On a node of a
         shear beam (xi = 0 only): `add_load`'s torque on the node's cross-section angle."""
         if node in self._shear_node and xi == 0.0:
             return self.add_load(name, node, torque=torque)  # a moment on the cross-section
@@ -184,8 +185,9 @@ class BeamBuilder(_BeamMethods):
         the beam. The point must stay within the beam (0 <= s <= its length): beyond its
         ends the end elements' cubics are extrapolated and nothing stops it. Reaction
         reported: the force on `body` (N, normal to the beam's tangent: frictionless) and
-        its moment. Params leaves f'{name}.point_j', '.length' (the beam's element length,
-        copied); with prismatic=True also '.axis_j' and '.beam_slider_angle.length'.
+        its moment. Params leaves f'{name}.point_j'; with prismatic=True also '.axis_j'
+        (the element length is the beam's first node's leaf '<beam>.n0.length'; the slider
+        takes the beam's elements as equally long).
         """
         self._new_name(name, "joint")
         owner = f"slider {name!r}"

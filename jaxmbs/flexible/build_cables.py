@@ -65,7 +65,8 @@ class CableBuilder(_BeamMethods):
         configuration; default: the cable's initial slope there (the ground: global axes).
         The rows are (R_i f_i) . r_x(xi) = (R_i g_i) . r_x(xi) = 0 with f_i, g_i unit
         vectors fixed in the body perpendicular to the axis and to each other (Params
-        leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi', '.length'). A particle has no
+        leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi'; the element's length is its
+        node's leaf '<node>.length'). A particle has no
         orientation: refused. Reaction reported: force on the cable element (N) and its
         moment about the element's first node."""
         from ..spatial.geometry import perp_pair
