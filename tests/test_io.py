@@ -155,6 +155,15 @@ def test_cli_simulate_matches_library(tmp_path):
     assert r.returncode == 2 and "unknown parameter 'crank.masss'" in r.stderr
 
 
+# keys of earlier files whose value is now read from another key's leaf (the spatial
+# revolute's and prismatic's second axis rows, the prismatic's line rows, a driver on a
+# revolute): old key -> the key that holds the value
+SHARED_SINCE = {"spatial_slider_crank_v2": {
+    "A.dot1.b_j": "A.b_j", "D.dot1.b_j": "D.b_j", "D.dot1_2.a_i": "D.a_i", "D.dot2.a_i": "D.a_i",
+    "D.dot2.point_i": "D.point_i", "D.dot2.point_j": "D.point_j", "D.dot2_2.a_i": "D.dot1.a_i",
+    "motor.f_i": "A.a_i", "motor.g_i": "A.dot1.a_i"}}
+
+
 @pytest.mark.parametrize("name", ["planar_fourbar_v1", "planar_slider_crank_v1",
                                   "spatial_slider_crank_v2"])
 def test_model_files_of_earlier_versions_load_the_same(name):
@@ -178,10 +187,14 @@ def test_model_files_of_earlier_versions_load_the_same(name):
         parts = key.split(".")
         return ".".join(renamed.get(x, x) for x in parts)
 
-    assert sorted(mech.param_names()) == sorted(today(k) for k in ref["params"])
+    # (and a value that two constraint parts stored twice then is one leaf now, named by
+    # its first key: the second copy's key is gone, its value is the first's)
+    shared = SHARED_SINCE.get(name, {})
+    assert sorted(mech.param_names()) == sorted(today(k) for k in ref["params"]
+                                                if today(k) not in shared)
     for key, value in ref["params"].items():
-        np.testing.assert_array_equal(np.asarray(mech.get(params, today(key))), np.asarray(value),
-                                      err_msg=key)
+        np.testing.assert_array_equal(np.asarray(mech.get(params, shared.get(today(key), today(key)))),
+                                      np.asarray(value), err_msg=key)
     np.testing.assert_array_equal(np.asarray(q0), np.asarray(ref["q0"]))
     np.testing.assert_array_equal(np.asarray(v0), np.asarray(ref["v0"]))
 

@@ -349,7 +349,8 @@ def joint_keys(j, value_keys, aliases=None, jparams=None) -> list:
     ".omega", ".phase"; and the driven value of a non-driver named by `value_keys`
     ({(joint kind, family): key}, e.g. a distance constraint's "<joint>.length"). A field
     that the part shares with another instance (`jaxmbs.core.shared.Same`) has no key of
-    its own: the owner's key names it. Keys point at the field's row in its leaf
+    its own: the owner's key names it (its name stays taken, so that the other fields'
+    keys are those of a joint without shared fields). Keys point at the field's row in its leaf
     (`Aliases.row`: the owned rows); jparams (the built Params of the joints): a field
     that is not in its family's Params dict has no key (the blocks a builder makes itself,
     whose shared fields `Aliases` does not see)."""
@@ -358,18 +359,18 @@ def joint_keys(j, value_keys, aliases=None, jparams=None) -> list:
         cf = F.constraint_family(fam)
         fields = list(cf.fields) + (["coef", "amp", "omega", "phase"] if cf.driven and j["driver"] else [])
         for field in fields:
-            if jparams is not None and field not in jparams.get(fam, {}):
-                continue
-            r = k if aliases is None or field in PROFILE_FIELDS else aliases.row("joints", fam, field, k)
-            if r is None:
-                continue
             key, n = f"{j['name']}.{field}", 1
             if key in used:
                 key = f"{j['name']}.{fam}.{field}"
             while key in used:
                 n += 1
                 key = f"{j['name']}.{fam}_{n}.{field}"
-            used.add(key)
+            used.add(key)  # (a shared field's name is taken too: the others keep theirs)
+            if jparams is not None and field not in jparams.get(fam, {}):
+                continue
+            r = k if aliases is None or field in PROFILE_FIELDS else aliases.row("joints", fam, field, k)
+            if r is None:
+                continue
             out.append((key, ("joints", fam, field, r, None)))
         value = value_keys.get((j["kind"], fam))
         if cf.driven and not j["driver"] and value:
