@@ -422,6 +422,9 @@ class Mechanism:
         """New Params with the named parameters set (pure: works under jit/vmap/grad).
 
         Example: mech.replace(params, {"crank.mass": 0.4, "crank_pin.point_i": [0.16, 0]}).
+        A key is one physical value, stored in one leaf: every row and force that uses it
+        reads that leaf (`jaxmbs.core.shared`), e.g. a rolling disc's radius sets its
+        contact and its no-slip rows.
 
         Concrete values are checked (ValueError naming the key): real finite numbers (not
         bool or text) of the parameter's shape, obeying the family's rules (a mass > 0, a
