@@ -141,3 +141,20 @@ def test_a_material_points_element_length_is_the_beam_nodes_leaf():
     phi = constraint_terms(mech, p, q0, v0, 0.0).phi[rows]
     assert float(jnp.max(jnp.abs(constraint_terms(mech, params, q0, v0, 0.0).phi[rows]))) < 1e-14
     assert float(jnp.max(jnp.abs(phi))) > 1e-3  # (the material point xi = 0.25 moved)
+
+
+def test_a_prismatic_slider_after_a_plain_one_has_its_own_axis_key():
+    """The angle row of the second slider is the first instance of its family: its key
+    points at that row (it pointed past the leaf, and replace raised IndexError)."""
+    m = mb.Model(gravity=(0.0, -9.81))
+    nb = m.add_beam("b", (0.0, 0.0), (1.0, 0.0), elements=2,
+                    section=dict(E=2e11, rho=7800.0, A=1e-4, I=1e-9))
+    m.add_node_weld("clamp", nb[0])
+    m.add_particle("bead", mass=0.05, position=(0.3, 0.0))
+    m.add_beam_slider("s1", "b", "bead")
+    m.add_body("collar", mass=0.05, inertia=1e-5, position=(0.7, 0.0))
+    m.add_beam_slider("s2", "b", "collar", prismatic=True)
+    mech, params, _, _ = m.build()
+    assert [k for k in mech.param_names() if k.startswith("s")] == ["s1.point_j", "s2.point_j", "s2.axis_j"]
+    p = mech.replace(params, {"s2.axis_j": jnp.array([0.0, 1.0])})
+    np.testing.assert_array_equal(np.asarray(p.joints["beam_slider_angle"]["axis_j"]), [[0.0, 1.0]])
