@@ -326,7 +326,10 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
     mesh=batch_mesh())`; the batch size must be a multiple of the device count).
     simulate_kwargs (integrator, stabilizer, solver, controls, vectorize, ...) go to
     `simulate_batch`; an array of controls covers the whole horizon, (n_steps, n_controls)
-    or (batch, n_steps, n_controls), and is cut per chunk.
+    or (batch, n_steps, n_controls), and is cut per chunk. Each chunk is a plain
+    `simulate_batch` call (one compiled program for all chunks), so it takes the same
+    batch path as a direct call, zero folding included; its check_initial (default True)
+    judges the initial state of the first chunk.
 
     `out_dir/run.json` records the time grid and a SHA-256 digest of every input (mech,
     params, q0, v0, t_span, dt, chunk_steps, save_every, params_axis, shard, float64 mode
