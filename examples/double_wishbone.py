@@ -92,7 +92,7 @@ def params_for(mech, params, hp):
         h = h / jnp.linalg.norm(h)
         f, g = _perp_pair(h)
         vals.update({f"{arm}.point_i": hp[front], f"{arm}.point_j": hp[front],
-                     f"{arm}.a_i": f, f"{arm}.b_j": h, f"{arm}.dot1.a_i": g, f"{arm}.dot1.b_j": h})
+                     f"{arm}.a_i": f, f"{arm}.b_j": h, f"{arm}.dot1.a_i": g})
     for bj, key in (("LBJ", "lower_ball_joint"), ("UBJ", "upper_ball_joint")):
         vals.update({f"{bj}.point_i": hp[key], f"{bj}.point_j": hp[key]})
     vals.update({"tie.point_i": hp["tie_rod_inner"], "tie.point_j": hp["tie_rod_outer"],

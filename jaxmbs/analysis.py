@@ -13,6 +13,7 @@ from .core import families as F
 from .core.dynamics import _accelerations as accelerations  # (inside jitted analyses)
 from .core.equations import constraint_rows, constraint_terms, energy_terms, frame_states
 from .core.newton import newton_positions, position_rows
+from .core.shared import family_params
 from .formulations.schur import CholeskyFactor, SchurCholesky, cholesky_solve
 from .simulation import _is_tracer
 
@@ -487,7 +488,7 @@ def reactions(mech, params, q, lam) -> dict:
         X, _ = frame_states(mech, kind, q, None, [j.frame_j])
         if j.point_ref:
             pfam, k = j.point_ref
-            s = params.joints[pfam]["point_j"][k]
+            s = family_params(params, "joints", blocks[pfam][0])["point_j"][k]
         else:
             s = jnp.zeros((fk.dim,), q.dtype)
         d = dict(fk.reaction(gen, X[0], s))

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -253,3 +254,29 @@ def test_another_run_writing_the_folder_meanwhile_is_refused(tmp_path, monkeypat
     with pytest.raises(ValueError, match="another run_batch call"):
         mb.run_batch(mech, params, q0, v0, (0.0, 0.4), 1e-3, out, chunk_steps=100, progress=False)
     assert sorted(os.listdir(out)) == ["run.json"]
+
+
+def test_run_batch_takes_the_folded_batch_path_without_a_warning(tmp_path, monkeypatch):
+    """run_batch calls simulate_batch with concrete params (not inside a jit of its own), so
+    the batch-minor path reads their zero entries (fold_zeros) and nothing warns that
+    params are traced; the chunks equal one simulate_batch run."""
+    from jaxmbs.batch import vectorize as V
+
+    monkeypatch.setattr(V, "_WARNED", set())  # (warnings shown once per process: start afresh)
+    mech, params, q0, v0 = _batch(B=8)
+    assert mb.batch_vectorization(mech, 8) == "elementwise"  # (the path that folds zeros)
+    ew = V.strategy("elementwise")
+    keys = []
+    real = ew.static_key
+    monkeypatch.setattr(ew, "static_key", lambda *a, **k: keys.append(real(*a, **k)) or keys[-1])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        full = mb.simulate_batch(mech, params, q0, v0, (0.0, 0.2), 1e-3, save_every=50)
+        out = str(tmp_path / "run")
+        mb.run_batch(mech, params, q0, v0, (0.0, 0.2), 1e-3, out, chunk_steps=100,
+                     save_every=50, progress=False)
+    assert not [str(x.message) for x in w if "traced" in str(x.message)]
+    assert len(keys) == 3 and keys[0] is not None and keys[1:] == keys[:1] * 2  # folded, same zeros
+    res = mb.load_batch(out)
+    np.testing.assert_allclose(res["q"], full.q, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(res["work"], full.work, rtol=0, atol=1e-12)

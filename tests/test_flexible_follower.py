@@ -107,7 +107,8 @@ def test_node_torque_is_M_perp_rx_over_rx_squared_in_a_model():
                                rtol=1e-12, atol=1e-14)
     ref = _virtual_work_force(q[:8].reshape(4, 2), 0.4, 0.5, jnp.asarray([0.3, -1.2]), 0.0)
     np.testing.assert_allclose(dQ[:2].reshape(4, 2), ref, rtol=1e-12, atol=1e-14)
-    assert {"M.torque", "M.force", "M.xi", "F.force", "F.xi", "F.length"} <= set(mech.param_names())
+    assert {"M.torque", "M.force", "M.xi", "F.force", "F.xi"} <= set(mech.param_names())
+    assert "F.length" not in mech.param_names()  # (the element's own leaf, '<node>.length')
     with pytest.raises(ValueError, match=r"'F.xi' must lie in \[0, 1\]"):
         mech.replace(p, {"F.xi": 1.5})
 

@@ -25,6 +25,7 @@ import jaxmbs
 from jaxmbs.analysis import reactions
 from jaxmbs.core.dynamics import accelerations
 from jaxmbs.core.equations import constraint_terms, generalized_forces
+from jaxmbs.core.shared import block_params
 
 
 @pytest.fixture(autouse=True)
@@ -330,9 +331,12 @@ def test_weld_at_material_points_families_and_bad_input():
     assert kinds["w"] == "beam_body_weld" and kinds["w2"] == "beam_weld"
     np.testing.assert_allclose(params.joints["beam_point"]["point_i"][0], [0.25, 0.0])
     np.testing.assert_allclose(params.joints["beam_slope"]["axis_i"][0], [1.0, 0.0])
-    sl = params.joints["beam_beam_slope"]
+    # (the slope row reads the pin's material points and the elements' lengths: one leaf
+    # each, the pin's xi and the beam nodes' length)
+    sl = block_params(mech, params, "joints")["beam_beam_slope"]
     np.testing.assert_allclose([sl[f][0] for f in ("angle", "xi_i", "xi_j", "length_i", "length_j")],
                                [-np.pi / 2, 0.5, 0.25, 0.5, 0.5])
+    assert set(params.joints["beam_beam_slope"]) == {"angle"}
     assert float(jnp.abs(constraint_terms(mech, params, q0, v0, 0.0).phi).max()) < 1e-15
 
 

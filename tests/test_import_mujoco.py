@@ -380,6 +380,44 @@ def test_unmapped_features_of_a_synthetic_model_are_all_named():
     model.build()  # the rest still builds
 
 
+_LINK = ('<link name="{}"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" '
+         'ixy="0" ixz="0" iyz="0"/></inertial></link>')
+_URDF = ('<robot name="r">{world}' + _LINK.format("base") + _LINK.format("arm") +
+         '<joint name="hinge" type="continuous"><parent link="base"/><child link="arm"/>'
+         '<origin xyz="0 0 0.5"/><axis xyz="0 1 0"/></joint></robot>')
+_FLOAT = ('<link name="world"/><joint name="float" type="floating"><parent link="world"/>'
+          '<child link="base"/></joint>')
+
+
+def test_urdf_import_says_the_base_is_welded_to_the_world_and_how_to_float_it(tmp_path):
+    fixed, floating = tmp_path / "fixed.urdf", tmp_path / "floating.urdf"
+    fixed.write_text(_URDF.format(world=""))
+    floating.write_text(_URDF.format(world=_FLOAT))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        model = from_urdf(fixed)
+    text = " ".join(str(x.message) for x in w if issubclass(x.category, MujocoImportWarning))
+    assert str(fixed) in text and "root link 'base'" in text and "welded to the world" in text
+    assert "type 'floating'" in text
+    assert model.mujoco.notes and not model.mujoco.unmapped
+    assert model.build().mechanism.body_names == ("arm",)  # the base is the ground
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        model = from_urdf(floating)
+    assert not [x for x in w if issubclass(x.category, MujocoImportWarning)]
+    assert model.mujoco.notes == []
+    assert model.build().mechanism.body_names == ("base", "arm")  # a free base
+
+
+def test_missing_or_empty_model_file_names_the_problem(tmp_path):
+    with pytest.raises(ValueError, match="empty file name ''"):
+        from_mjcf("")
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "none.xml")) + ": no such file"):
+        from_mjcf(tmp_path / "none.xml")
+    with pytest.raises(ValueError, match="is a folder"):
+        from_mjcf(tmp_path)
+
+
 def test_import_errors_name_the_file_and_the_body(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text('<mujoco><worldbody><body><joint type="hinge" axis="0 0 0"/>'

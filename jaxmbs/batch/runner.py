@@ -293,15 +293,18 @@ def _missing(out_dir, n_chunks):
     return done, [k for k in range(n_chunks) if not present[k]]
 
 
-@functools.partial(jax.jit, static_argnames=("mech", "dt", "chunk_steps", "save_every",
-                                             "params_axis", "mesh", "options"))
 def _chunk(params, q, v, t_start, controls, *, mech, dt, chunk_steps, save_every, params_axis,
-           mesh, options):
+           mesh, options, check_initial):
     """One chunk of run_batch: chunk_steps steps from t_start (controls: this chunk's rows
-    of an array of controls, or None)."""
+    of an array of controls, or None). A plain call of `simulate_batch` (its own jitted
+    program, compiled once for all chunks: t_start is traced), not a jit around it: so
+    that its batch path sees concrete params and folds their zero entries (fold_zeros),
+    as a direct call does. check_initial: judge the initial state (the first chunk only,
+    as the user's option says; the later ones start where the previous chunk ended)."""
     kw = dict(options)
     if controls is not None:
         kw["controls"] = controls
+    kw["check_initial"] = bool(kw.get("check_initial", True)) and check_initial
     return simulate_batch(mech, params, q, v, (0.0, chunk_steps * dt), dt, params_axis=params_axis,
                           save_every=save_every, t_offset=t_start, mesh=mesh, **kw)
 
@@ -323,7 +326,10 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
     mesh=batch_mesh())`; the batch size must be a multiple of the device count).
     simulate_kwargs (integrator, stabilizer, solver, controls, vectorize, ...) go to
     `simulate_batch`; an array of controls covers the whole horizon, (n_steps, n_controls)
-    or (batch, n_steps, n_controls), and is cut per chunk.
+    or (batch, n_steps, n_controls), and is cut per chunk. Each chunk is a plain
+    `simulate_batch` call (one compiled program for all chunks), so it takes the same
+    batch path as a direct call, zero folding included; its check_initial (default True)
+    judges the initial state of the first chunk.
 
     `out_dir/run.json` records the time grid and a SHA-256 digest of every input (mech,
     params, q0, v0, t_span, dt, chunk_steps, save_every, params_axis, shard, float64 mode
@@ -403,17 +409,13 @@ def run_batch(mech, params, q0, v0, t_span, dt, out_dir, *, chunk_steps, save_ev
         sl = slice(k * chunk_steps, (k + 1) * chunk_steps)
         return ctrl_arr[sl] if ctrl_arr.ndim == 2 else ctrl_arr[:, sl]
 
-    static = dict(mech=mech, dt=dt, chunk_steps=chunk_steps, save_every=save_every,
-                  params_axis=params_axis, mesh=mesh, options=tuple(sorted(options.items())))
-    try:
-        hash(tuple(static.values()))
-        step = functools.partial(_chunk, **static)  # compiled once per process and setting
-    except TypeError:  # an unhashable option value: a program of this call's own
-        step = jax.jit(functools.partial(_chunk.__wrapped__, **static))
+    step = functools.partial(_chunk, mech=mech, dt=dt, chunk_steps=chunk_steps,
+                             save_every=save_every, params_axis=params_axis, mesh=mesh,
+                             options=options)
     start = time.time()
     for k in range(done, n_chunks):
         tk = t0 + k * chunk_steps * dt
-        tr = step(params, q, v, tk, chunk_controls(k))
+        tr = step(params, q, v, tk, chunk_controls(k), check_initial=k == 0)
         q, v = tr.q[:, -1], tr.v[:, -1]
         work = tr.work + work0[:, None]
         arrays = {f: np.asarray(getattr(tr, f)) for f in

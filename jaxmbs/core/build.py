@@ -19,8 +19,10 @@ import numpy as np
 
 from . import families as F
 from .mechanism import BodyBlock, FamilyBlock, ForceBlock, NodeBlock, UserFunction
+from .shared import Aliases, Same
 
-__all__ = ["BuilderBase", "recorded", "GROUND", "finite", "positive", "vector", "user_params"]
+__all__ = ["BuilderBase", "recorded", "GROUND", "finite", "positive", "vector", "user_params",
+           "Same"]
 
 GROUND = "ground"
 
@@ -273,9 +275,10 @@ class BuilderBase:
     def _has_bodies(self) -> bool:
         raise NotImplementedError
 
-    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row):
+    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row, aliases=None):
         """Rows with extra (massless) coordinates or nodes of their own, appended after the
-        joint families: returns (row, q0, v0)."""
+        joint families (aliases: `jaxmbs.core.shared.Aliases` of the build, for fields
+        they share): returns (row, q0, v0)."""
         return row, q0, v0
 
     def _generated_constraints(self, nblocks) -> list:
@@ -300,8 +303,11 @@ class BuilderBase:
         nblocks, bblocks, bparams, keys, fidx, q0, v0 = layout_nodes(self._node_specs(),
                                                                     self.RIGID_BODIES)
         keys.append(("gravity", ("gravity", None, None, None, None)))
-        families, jparams, where, row = constraint_blocks(self._inst, fidx)
-        row, q0, v0 = self._extra_rows(nblocks, fidx, q0, v0, families, jparams, where, row)
+        forces = self._force_instances()
+        aliases = Aliases(self._inst, forces, nblocks, bblocks)
+        families, jparams, where, row = constraint_blocks(self._inst, fidx, aliases=aliases)
+        row, q0, v0 = self._extra_rows(nblocks, fidx, q0, v0, families, jparams, where, row,
+                                       aliases=aliases)
         user_params_out = {}
         ucons, _, uwhere, nonholonomic, row = user_rows(
             self._user_constraints + self._generated_constraints(nblocks), q0, v0, row,
@@ -317,12 +323,12 @@ class BuilderBase:
             rows = tuple(r for part in j["parts"] for r in where[part])
             joints.append(JointInfo(j["name"], j["kind"], fidx[j["bi"]], fidx[j["bj"]], rows,
                                     j["point_ref"], j["driver"]))
-            keys += joint_keys(j, self.VALUE_KEYS)
+            keys += joint_keys(j, self.VALUE_KEYS, aliases, jparams)
         for uc in ucons:
             joints.append(JointInfo(uc.name, "constraint", 0, 0, where[("user", uc.name)]))
         for uc in vcons:
             joints.append(JointInfo(uc.name, "velocity_constraint", 0, 0, where[("user", uc.name)]))
-        fblocks, fparams, fkeys = force_blocks(self._force_instances(), fidx)
+        fblocks, fparams, fkeys = force_blocks(forces, fidx, aliases)
         keys += fkeys
         uforces = user_force_entries(self._user_forces, user_params_out, keys)
         self._extra_forces(fblocks, fparams, keys)
@@ -335,13 +341,19 @@ class BuilderBase:
         return Built(mech, params, jnp.asarray(q0), jnp.asarray(v0))
 
 
-def joint_keys(j, value_keys) -> list:
+def joint_keys(j, value_keys, aliases=None, jparams=None) -> list:
     """The named parameter keys of one joint (the one rule of every builder): each field of
     each constraint part as "<joint>.<field>"; a field whose name an earlier part of the
     joint took as "<joint>.<family>.<field>" (and "<joint>.<family>_<n>.<field>", n = 2,
     3, ... for a family's further parts); a driver's profile as "<joint>.coef", ".amp",
     ".omega", ".phase"; and the driven value of a non-driver named by `value_keys`
-    ({(joint kind, family): key}, e.g. a distance constraint's "<joint>.length")."""
+    ({(joint kind, family): key}, e.g. a distance constraint's "<joint>.length"). A field
+    that the part shares with another instance (`jaxmbs.core.shared.Same`) has no key of
+    its own: the owner's key names it (its name stays taken, so that the other fields'
+    keys are those of a joint without shared fields). Keys point at the field's row in its leaf
+    (`Aliases.row`: the owned rows); jparams (the built Params of the joints): a field
+    that is not in its family's Params dict has no key (the blocks a builder makes itself,
+    whose shared fields `Aliases` does not see)."""
     out, used = [], set()
     for fam, k in j["parts"]:
         cf = F.constraint_family(fam)
@@ -353,8 +365,13 @@ def joint_keys(j, value_keys) -> list:
             while key in used:
                 n += 1
                 key = f"{j['name']}.{fam}_{n}.{field}"
-            used.add(key)
-            out.append((key, ("joints", fam, field, k, None)))
+            used.add(key)  # (a shared field's name is taken too: the others keep theirs)
+            if jparams is not None and field not in jparams.get(fam, {}):
+                continue
+            r = k if aliases is None or field in PROFILE_FIELDS else aliases.row("joints", fam, field, k)
+            if r is None:
+                continue
+            out.append((key, ("joints", fam, field, r, None)))
         value = value_keys.get((j["kind"], fam))
         if cf.driven and not j["driver"] and value:
             out.append((f"{j['name']}.{value}", ("joints", fam, "coef", k, 0)))
@@ -419,19 +436,22 @@ def layout_nodes(nodes, body_families=()):
 PROFILE_FIELDS = F.PROFILE_FIELDS
 
 
-def constraint_blocks(inst, frame_index, row=0):
+def constraint_blocks(inst, frame_index, row=0, aliases=None):
     """One FamilyBlock per constraint family with instances, in registration order.
 
     inst: family -> list of instance dicts (fi, fj frame names, owner, family fields,
-    profile for driven families). Returns (blocks, params, where, row) with where[(family,
-    k)] the rows of instance k and row the next free row."""
+    profile for driven families; a field may be a `jaxmbs.core.shared.Same`, resolved by
+    `aliases`). Returns (blocks, params, where, row) with where[(family, k)] the rows of
+    instance k and row the next free row."""
     blocks, params, where = [], {}, {}
     for name in sorted((f for f in inst if inst[f]), key=F.order_key("constraint")):
         fam = F.constraint_family(name)
         if fam.extra:
             continue  # families with extra coordinates are built by their builder (cam)
         items = inst[name]
-        p = {f: jnp.asarray(np.array([x[f] for x in items], float)) for f in fam.fields}
+        if aliases is None:
+            aliases = Aliases({}, {}, [], [])
+        p = aliases.own_params("joints", name, items, fam.fields)
         if fam.driven:
             pr = [x["profile"] for x in items]
             p["coef"] = jnp.asarray(np.array([x.coef for x in pr], float))
@@ -443,29 +463,34 @@ def constraint_blocks(inst, frame_index, row=0):
                     if x.get("profile") is not None and x["profile"].fn is not None)
         blocks.append(FamilyBlock(name, tuple(frame_index[x["fi"]] for x in items),
                                   tuple(frame_index[x["fj"]] for x in items), row, fam.rows,
-                                  tuple(x["owner"] for x in items), ufn))
+                                  tuple(x["owner"] for x in items), ufn,
+                                  shared=aliases.shared("joints", name, items, fam.fields)))
         for k in range(len(items)):
             where[(name, k)] = tuple(range(row + k * fam.rows, row + (k + 1) * fam.rows))
         row += len(items) * fam.rows
     return blocks, params, where, row
 
 
-def force_blocks(forces, frame_index):
+def force_blocks(forces, frame_index, aliases=None):
     """One ForceBlock per force family with instances (registration order), its Params and
     keys '<name>.<field>'. forces: family -> list of dicts (name, fi, fj, fields, optional
-    fn, optional static)."""
+    fn, optional static); a field may be a `jaxmbs.core.shared.Same` (no key of its own),
+    resolved by `aliases`."""
     blocks, params, keys = [], {}, []
+    aliases = aliases or Aliases({}, forces, [], [])
     for name in sorted((f for f in forces if forces[f]), key=F.order_key("force")):
         fam = F.force_family(name)
         items = forces[name]
-        params[name] = {f: jnp.asarray(np.array([x[f] for x in items], float)) for f in fam.fields}
+        params[name] = aliases.own_params("forces", name, items, fam.fields)
         fns = tuple((k, x["fn"]) for k, x in enumerate(items) if x.get("fn") is not None)
         static = items[0]["static_block"](items) if "static_block" in items[0] else ()
         blocks.append(ForceBlock(name, tuple(frame_index[x["fi"]] for x in items),
                                  tuple(frame_index[x["fj"]] for x in items),
-                                 tuple(x["name"] for x in items), fns, static))
+                                 tuple(x["name"] for x in items), fns, static,
+                                 shared=aliases.shared("forces", name, items, fam.fields)))
         for k, x in enumerate(items):
-            keys += [(f"{x['name']}.{f}", ("forces", name, f, k, None)) for f in fam.fields]
+            keys += [(f"{x['name']}.{f}", ("forces", name, f, aliases.row("forces", name, f, k), None))
+                     for f in fam.fields if aliases.row("forces", name, f, k) is not None]
     return blocks, params, keys
 
 

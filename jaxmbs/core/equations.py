@@ -22,6 +22,7 @@ from ..formulations.banded import SparseJacobian, sparse_plan
 from . import families as F
 from ._small import MINV_MAX, matmul
 from .mechanism import Mechanism, Params
+from .shared import family_params
 
 __all__ = ["ConstraintTerms", "BlockMass", "constraint_terms", "constraint_rows", "mass_matrix",
            "prepare_params", "generalized_forces", "energy_terms", "force_outputs", "frame_states"]
@@ -84,7 +85,7 @@ def constraint_rows(mech: Mechanism, params: Params, q, v, t):
     out = []
     for blk in mech.families:
         fam = F.constraint_family(blk.kind)
-        p = params.joints[blk.kind]
+        p = family_params(params, "joints", blk)
         qc, vc = mech.frame_qcols(fam.frame), mech.frame_vcols(fam.frame)
         fi, fj = np.asarray(blk.frames_i, np.int32), np.asarray(blk.frames_j, np.int32)
         Xi, Xj, Vi, Vj = qe[qc[fi]], qe[qc[fj]], ve[vc[fi]], ve[vc[fj]]
@@ -360,7 +361,7 @@ def _force_blocks(mech, params, q, v, t, u=None):
         if fam.needs_inertia:
             mj, Jj, cgj = _frame_inertia(mech, params, fam.frame, blk.frames_j, q.dtype)
         args = F.ForceArgs(Xi, Xj, Vi, Vj, t, mj, Jj, cgj, blk.fns, u, blk.static)
-        out.append((blk, fam.evaluate(params.forces[blk.kind], args)))
+        out.append((blk, fam.evaluate(family_params(params, "forces", blk), args)))
     return out
 
 

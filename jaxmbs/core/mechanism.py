@@ -123,6 +123,10 @@ class FamilyBlock:
     # static data (the cam's curve codes)
     extra_cols: tuple = ()
     static: tuple = ()
+    # fields whose values some instances share with another family's instance (one
+    # Params leaf per physical value): ((field, sources, index), ...), see
+    # `jaxmbs.core.shared.family_params`
+    shared: tuple = ()
 
     @property
     def size(self):
@@ -140,6 +144,7 @@ class ForceBlock:
     names: tuple
     fns: tuple = ()
     static: tuple = ()
+    shared: tuple = ()  # (as FamilyBlock.shared)
 
     @property
     def frames(self):
@@ -417,6 +422,9 @@ class Mechanism:
         """New Params with the named parameters set (pure: works under jit/vmap/grad).
 
         Example: mech.replace(params, {"crank.mass": 0.4, "crank_pin.point_i": [0.16, 0]}).
+        A key is one physical value, stored in one leaf: every row and force that uses it
+        reads that leaf (`jaxmbs.core.shared`), e.g. a rolling disc's radius sets its
+        contact and its no-slip rows.
 
         Concrete values are checked (ValueError naming the key): real finite numbers (not
         bool or text) of the parameter's shape, obeying the family's rules (a mass > 0, a

@@ -9,7 +9,9 @@ input holds a tracer.
   object arrays refused) and the families' own rules: body families' `validate(p)`
   (mass > 0, inertia > 0; a spatial inertia tensor symmetric, positive definite and
   obeying the triangle inequality), force and constraint families' field rules
-  (`FIELD_RULES`: stiffness and damping >= 0, radii > 0, ...). The error names the
+  (`FIELD_RULES`: stiffness and damping >= 0, radii > 0, ...), a beam's section (its
+  `rules`: E, I, A, rho > 0 on every element). The builders check the same rules
+  (`check_rule`), and `params_status` the same in jax.numpy. The error names the
   parameter key ('crank.mass') and, for batched params, the batch member.
 * `check_state(mech, q, v)`: shapes (n_coords,) / (n_vel,) (with a leading batch axis
   when asked), real numbers, finite.
@@ -24,26 +26,69 @@ import numpy as np
 
 from . import families as F
 
-__all__ = ["is_traced", "check_params", "check_state", "check_value", "FIELD_RULES",
-           "field_rule_masks", "params_status", "check_call", "admissible_coordinates"]
+__all__ = ["is_traced", "check_params", "check_state", "check_value", "RULES", "FIELD_RULES",
+           "check_rule", "rule_masks", "field_rule_masks", "params_status", "check_call",
+           "admissible_coordinates"]
 
-# rules by field name for force and constraint families (the builders' rules):
-# (test on the array, what is required)
-FIELD_RULES = {
-    "k": (lambda a: a >= 0, ">= 0"),
-    "c": (lambda a: a >= 0, ">= 0"),
-    "k_t": (lambda a: a >= 0, ">= 0"),
-    "k_r": (lambda a: a >= 0, ">= 0"),
-    "c_t": (lambda a: a >= 0, ">= 0"),
-    "c_r": (lambda a: a >= 0, ">= 0"),
-    "damping": (lambda a: a >= 0, ">= 0"),
-    "mu": (lambda a: a >= 0, ">= 0"),
-    "v_eps": (lambda a: a > 0, "> 0"),
-    "exponent": (lambda a: a >= 1, ">= 1"),
-    "radius": (lambda a: a > 0, "> 0"),
-    "radius_i": (lambda a: a > 0, "> 0"),
-    "radius_j": (lambda a: a > 0, "> 0"),
+# The rules a parameter obeys beyond finiteness, by requirement: one table for the
+# builders (`check_rule`, eagerly), Mechanism.replace and the checks of concrete Params
+# (`check_params`, NumPy) and the PARAMS status flag of traced ones (`params_status`,
+# jax.numpy); a family names each of its fields' requirement (`FIELD_RULES` by field name
+# for constraint and force families, a body family's `rules`).
+RULES = {
+    "> 0": lambda a: a > 0,
+    ">= 0": lambda a: a >= 0,
+    ">= 1": lambda a: a >= 1,
 }
+
+# rules by field name for force and constraint families (the builders' rules)
+FIELD_RULES = {
+    "k": ">= 0",
+    "c": ">= 0",
+    "k_t": ">= 0",
+    "k_r": ">= 0",
+    "c_t": ">= 0",
+    "c_r": ">= 0",
+    "damping": ">= 0",
+    "mu": ">= 0",
+    "v_eps": "> 0",
+    "exponent": ">= 1",
+    "radius": "> 0",
+    "radius_i": "> 0",
+    "radius_j": "> 0",
+}
+
+
+def check_rule(x, rule, what, unit=""):
+    """float(x) if x is a finite real number obeying `rule` (a key of `RULES`, e.g. '> 0'),
+    else ValueError "<what> must be <rule> (<unit>), got <x>" (bool and text refused): the
+    builders' side of a parameter's rule."""
+    if isinstance(x, (bool, np.bool_, str, bytes)):
+        raise ValueError(f"{what} must be a number, got {x!r}")
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {x!r}") from None
+    if not np.isfinite(v) or not RULES[rule](v):
+        raise ValueError(f"{what} must be finite and {rule}{f' ({unit})' if unit else ''}, got {v!r}")
+    return v
+
+
+def rule_masks(p, rules, xp=np, where=None, note=""):
+    """[(field, bad mask (..., k), 'must be <rule>')] of `rules` ({field: rule}) for a
+    family's Params dict p (arrays with the instance axis before the field's own axes);
+    where: optional bool (..., k) mask of the instances the rules apply to (e.g. the
+    nodes that start a beam element), described by `note`; xp: numpy or jax.numpy."""
+    out = []
+    for f, rule in rules.items():
+        if f not in p:
+            continue
+        with np.errstate(invalid="ignore"):
+            bad = ~RULES[rule](p[f])
+            if where is not None:
+                bad = bad & where
+        out.append((f, bad, f"must be {rule}{note}"))
+    return out
 
 
 def is_traced(*xs) -> bool:
@@ -55,14 +100,7 @@ def field_rule_masks(p, fields, xp=np):
     """[(field, bad mask (..., k), requirement)] of `FIELD_RULES` for a family's Params
     dict p (arrays with the instance axis before the field's own axes; scalar fields);
     xp: numpy or jax.numpy."""
-    out = []
-    for f in fields:
-        if f in FIELD_RULES and f in p:
-            test, req = FIELD_RULES[f]
-            a = p[f]
-            with np.errstate(invalid="ignore"):
-                out.append((f, ~test(a), f"must be {req}"))
-    return out
+    return rule_masks(p, {f: FIELD_RULES[f] for f in fields if f in FIELD_RULES}, xp)
 
 
 def params_status(mech, params):

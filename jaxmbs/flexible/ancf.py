@@ -233,10 +233,26 @@ class AncfBeam(F.BodyFamily):
         J = z if self.dim == 2 else jnp.zeros(z.shape + (3, 3), z.dtype)
         return z, J, jnp.zeros(z.shape + (self.dim,), z.dtype)
 
+    # the rules of an element's fields, on the nodes that start an element (length > 0;
+    # a beam's last node starts none, and its copies of the section are not used): one
+    # table for the builders (`add_beam`'s section, `SECTION_FIELDS`), Mechanism.replace
+    # and the PARAMS status flag (`jaxmbs.core.validate`)
+    rules = {"rho": "> 0", "area": "> 0", "E": "> 0", "I": "> 0", "alpha": ">= 0",
+             "beta": ">= 0"}
+
     def validate(self, p, xp=np):
-        """rho, area, E, I >= 0, length >= 0 (0: the last node of a beam), alpha, beta >= 0;
-        the line load (a vector, any sign) only finite (checked by the core)."""
-        return [(f, ~(p[f] >= 0), "must be >= 0") for f in self.fields if f != "line_load"]
+        """length >= 0 (m; 0: a beam's last node, no element); on every node that starts an
+        element (length > 0) the `rules`: rho, area, E, I > 0, alpha, beta >= 0; the line
+        load (a vector, any sign) only finite (checked by the core)."""
+        from ..core.validate import rule_masks
+
+        with np.errstate(invalid="ignore"):
+            L = p["length"]
+            out = [("length", ~(L >= 0), "must be >= 0 (m; 0 on a beam's last node, which "
+                    "starts no element)")]
+            elem = L > 0
+        return out + rule_masks(p, self.rules, xp, where=elem,
+                                note=" on a node that starts an element")
 
 
 class Ancf2DBeam(AncfBeam):

@@ -192,8 +192,9 @@ class SpatialBeamFrame(F.FrameKind):
 
 class Beam3DPoint(A._OnElement):
     """r(xi) - (r_i + R_i point_i) = 0 (3 rows, m): the material point xi in [0, 1] of the
-    cable element of length `length` (m; copied at build time) on frame j coincides with
-    the point `point_i` (body coordinates, m) of the rigid frame i (the ground: a global
+    cable element of length `length` (m; the element's Params leaf '<node>.length', read,
+    not copied) on frame j coincides with the point `point_i` (body coordinates, m) of the
+    rigid frame i (the ground: a global
     point): a spherical joint between a cable and a body."""
 
     name = "beam3d_point"
@@ -217,8 +218,9 @@ class Beam3DPoint(A._OnElement):
 
 class Beam3DSlope(A._OnElement):
     """(R_i f_i) . r_x(xi) = 0, (R_i g_i) . r_x(xi) = 0 (2 rows): the cable's slope at the
-    material point xi in [0, 1] of the element of length `length` (m; copied at build time)
-    on frame j stays perpendicular to the vectors f_i, g_i fixed in the rigid frame i
+    material point xi in [0, 1] of the element of length `length` (m; the element's Params
+    leaf '<node>.length', read, not copied) on frame j stays perpendicular to the vectors
+    f_i, g_i fixed in the rigid frame i
     (body axes; the ground: global), i.e. along the axis f_i x g_i fixed in the body (the
     builder gives unit f_i, g_i perpendicular to each other and to that axis); the slope's
     length (the axial strain) is free. With 'beam3d_point' a weld (clamp) of a cable to a
@@ -273,8 +275,9 @@ class Beam3DLoad(A.BeamLoad):
 
 class Beam3DFollower(F.ForceFamily):
     """A tangential follower force `force_t` (k,) N at the material point xi in [0, 1] of a
-    cable element of length `length` (m; copied at build time) on frame j (view kind
-    'spatial_beam'; frame i unused): the force f = F_t t along the unit tangent
+    cable element of length `length` (m; the element's Params leaf '<node>.length', read,
+    not copied) on frame j (view kind 'spatial_beam'; frame i unused): the force f = F_t t
+    along the unit tangent
     t = r_x(xi) / |r_x(xi)| of the deformed centre line (F_t > 0 pulls along the
     direction of increasing x: tension at a cable's end), so it turns with the cable;
     Q = S(xi)^T f on the element's nodal positions (the virtual work f . delta r(xi) at

@@ -13,6 +13,17 @@ from .ancf_element import ANCF2D, _cross, shape_functions
 PLANAR_BEAM = "planar_beam"
 
 
+
+_UNIT = (lambda a: (a >= 0) & (a <= 1), "must lie in [0, 1]")
+_POSITIVE = (lambda a: a > 0, "must be > 0")
+
+
+def _checks(p, **rules):
+    """[(field, bad, why)] of rules {field: (test, why)} for the fields that p holds (a
+    field an instance shares with another leaf, e.g. an element's length, is checked
+    where it is held)."""
+    return [(f, ~test(p[f]), why) for f, (test, why) in rules.items() if f in p]
+
 class PlanarBeamFrame(F.FrameKind):
     """The frame of a joint between a planar rigid frame (body, particle or the ground)
     and a material point of an ANCF element: X = (x, y, theta | r_a, r_x,a, r_b, r_x,b)
@@ -75,15 +86,15 @@ class _OnElement(F.ConstraintFamily):
     frame = PLANAR_BEAM
 
     def validate(self, p, xp=np):
-        return [("xi", ~((p["xi"] >= 0) & (p["xi"] <= 1)), "must lie in [0, 1]"),
-                ("length", ~(p["length"] > 0), "must be > 0")]
+        return _checks(p, xi=_UNIT, length=_POSITIVE)
 
 
 class BeamPoint(_OnElement):
     """r(xi) - (r_i + A(theta_i) point_i) = 0 (2 rows, m): the material point xi in [0, 1]
-    of the element of length `length` (m; a copy of the element's length made at build
-    time) on frame j coincides with the point `point_i` (body coordinates, m) of the rigid
-    frame i (the ground: a global point): a pin between a beam and a body."""
+    of the element of length `length` (m; the element's
+    Params leaf '<node>.length', read through `FamilyBlock.shared`) on frame j coincides
+    with the point `point_i` (body coordinates, m) of the rigid frame i (the ground: a
+    global point): a pin between a beam and a body."""
 
     name = "beam_point"
     rows = 2
@@ -128,7 +139,7 @@ class BeamSlope(_OnElement):
 
 class BeamFollower(F.ForceFamily):
     """A follower force and a torque at the material point xi in [0, 1] of an element of
-    length `length` (m; a copy of the element's length made at build time) on frame j
+    length `length` (m; the element's Params leaf '<node>.length', read, not copied) on frame j
     (frame kind 'planar_beam'; frame i unused):
 
     * `force` (k, 2) N in the deformed cross-section frame at xi: components along the
@@ -199,8 +210,7 @@ class BeamBeamPoint(_OnElement):
         return g, Gi, Gj, jnp.zeros_like(g)
 
     def validate(self, p, xp=np):
-        return [(f, ~((p[f] >= 0) & (p[f] <= 1)), "must lie in [0, 1]") for f in ("xi_i", "xi_j")] \
-            + [(f, ~(p[f] > 0), "must be > 0") for f in ("length_i", "length_j")]
+        return _checks(p, xi_i=_UNIT, xi_j=_UNIT, length_i=_POSITIVE, length_j=_POSITIVE)
 
 
 class BeamBeamSlope(_OnElement):
@@ -239,8 +249,9 @@ class BeamBeamSlope(_OnElement):
 
 class BeamLoad(F.ForceFamily):
     """A dead force `force` (k, 2) N (global axes, constant) at the material point xi in
-    [0, 1] of an element of length `length` (m; copied at build time) on frame j (view
-    kind 'planar_beam'; frame i unused): Q = S(xi)^T F on the element's nodal coordinates
+    [0, 1] of an element of length `length` (m; the element's Params leaf '<node>.length',
+    read, not copied) on frame j (view kind 'planar_beam'; frame i unused): Q = S(xi)^T F on
+    the element's nodal coordinates
     (the virtual work F . delta r(xi)), potential -F . r(xi) (conservative).
     (3D: 'beam3d_load', force (k, 3).)"""
 
@@ -305,7 +316,7 @@ class BeamSlider(F.ConstraintFamily):
     it. s (m) is one extra, massless coordinate per instance: the undeformed arc length
     from the beam's first node, so the point is on element e = clip(floor(s / L), 0,
     n_e - 1) at xi = s / L - e (L = `length` (k,) m, the beam's uniform element length,
-    copied at build time; n_e its number of elements). ANCF elements are C1 at the nodes,
+    the beam's first node's Params leaf, read; n_e its number of elements). ANCF elements are C1 at the nodes,
     so r(s) and dr/ds = r_x are continuous where the element changes and the Jacobian
     stays exact on both sides (r_xx, hence gamma, may jump there, as the beam's curvature
     does). Beyond the ends (s < 0 or s > n_e L) the end elements' cubics are
@@ -354,7 +365,7 @@ class BeamSlider(F.ConstraintFamily):
         return (tuple(int(1 + i % 3) for i in range(k)),)
 
     def validate(self, p, xp=np):
-        return [("length", ~(p["length"] > 0), "must be > 0")]
+        return _checks(p, length=_POSITIVE)
 
 
 

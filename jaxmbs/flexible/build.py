@@ -39,13 +39,19 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 
 __all__ = ["SECTION_KEYS", "DAMPING_KEYS", "SHEAR_KEYS", "SHEAR_FACTOR"]
 
 
 
 SECTION_KEYS = ("E", "rho", "A", "I")
+# the Params field of each section key: its rule is the body family's (`AncfBeam.rules`,
+# `ReissnerBeam.rules`), the one that Mechanism.replace and the PARAMS flag apply
+SECTION_FIELDS = {"E": "E", "rho": "rho", "A": "area", "I": "I", "alpha": "alpha",
+                  "beta": "beta", "G": "G", "k": "shear_factor"}
+SECTION_UNITS = {"E": "Pa", "rho": "kg/m^3", "A": "m^2", "I": "m^4", "alpha": "1/s",
+                 "beta": "s", "G": "Pa", "k": "dimensionless"}
 DAMPING_KEYS = ("alpha", "beta")  # optional section keys, default 0
 SHEAR_KEYS = ("G", "nu")  # a shear beam's section: exactly one of them
 SHEAR_FACTOR = 5.0 / 6.0  # default shear correction factor k (a rectangle)
@@ -107,10 +113,12 @@ class _BeamMethods:
             self._beam_node[nd] = (name, k)
         return nodes
 
-    def _section(self, owner, section, extra_keys=(), optional=()):
+    def _section(self, owner, section, extra_keys=(), optional=(), rules=None):
         """The validated section dict: SECTION_KEYS (> 0), the damping keys (>= 0, default
         0), the keys `optional` (returned only when given) and one of `extra_keys` when
-        given (a shear beam's G or nu); ValueError naming the beam otherwise."""
+        given (a shear beam's G or nu); ValueError naming the beam otherwise. Each value
+        obeys the rule of its Params field (`SECTION_FIELDS`) in `rules` (default: the
+        beam families' rules), the rule that Mechanism.replace applies to it."""
         if not isinstance(section, dict):
             raise ValueError(f"{owner}: section must be a dict with keys {SECTION_KEYS} "
                              f"(Pa, kg/m^3, m^2, m^4), got {section!r}")
@@ -123,15 +131,19 @@ class _BeamMethods:
             raise ValueError(f"{owner}: section needs exactly the keys {SECTION_KEYS + tuple(extra_keys)} "
                              f"(and optionally {DAMPING_KEYS + tuple(optional)}); missing {missing}, "
                              f"unknown {extra}")
-        sec = {k: B.positive(section[k], f"{owner}: section[{k!r}]") for k in SECTION_KEYS}
-        for k in DAMPING_KEYS:
-            v = B.finite(section.get(k, 0.0), f"{owner}: section[{k!r}]")
-            if v < 0:
-                raise ValueError(f"{owner}: section[{k!r}] must be >= 0 (a damping coefficient), got {v}")
-            sec[k] = v
-        for k in tuple(extra_keys) + tuple(optional):
-            if k in section:
-                sec[k] = B.finite(section[k], f"{owner}: section[{k!r}]")
+        from ..core.validate import check_rule
+        from .reissner import ReissnerBeam
+
+        if rules is None:
+            rules = ReissnerBeam.rules  # (the ANCF beam's rules and G, shear_factor)
+        sec = {}
+        for k in SECTION_KEYS + DAMPING_KEYS + tuple(extra_keys) + tuple(optional):
+            if k not in section and k not in DAMPING_KEYS:
+                continue
+            what, value = f"{owner}: section[{k!r}]", section.get(k, 0.0)
+            rule = rules.get(SECTION_FIELDS.get(k))
+            sec[k] = (check_rule(value, rule, what, SECTION_UNITS[k]) if rule
+                      else B.finite(value, what))
         return sec
 
     @staticmethod
@@ -183,8 +195,8 @@ class _BeamMethods:
         a material point and the ground: 'beam_point' ('beam3d_point', as
         `add_beam_body_pin` to the ground); material points of two elements:
         'beam_beam_point' ('beam3d_beam_point'), Params leaves f'{name}.point' (the
-        constant offset (d,), m), '.xi_i', '.xi_j', '.length_i', '.length_j' (i: `other`,
-        j: `node`). Reaction reported: the force on `node`'s side (N) and its moment.
+        constant offset (d,), m), '.xi_i', '.xi_j' (i: `other`, j: `node`; the elements'
+        lengths are their nodes' leaves '<node>.length'). Reaction reported: the force on `node`'s side (N) and its moment.
         A node of a shear beam (`add_shear_beam`, a planar frame) is pinned by
         `add_revolute` at its position (`other` may then also be a rigid body or a particle;
         xi and xi_other must be 0).
@@ -229,7 +241,8 @@ class _BeamMethods:
         return oelem, elem, part, at, t, to
 
     def _material_point(self, owner, node, xi, arg="xi"):
-        """(element's first node, xi, element length L, initial position P (d,), initial
+        """(element's first node, xi, the element's length (a `Same` of its Params leaf
+        '<node>.length', for the instances that need it), initial position P (d,), initial
         slope r_x (d,)) of the material point xi of the element starting at `node`; the last
         node of a beam (no element starts there) is xi = 1 of the element before it."""
         from .ancf import shape_functions
@@ -249,7 +262,8 @@ class _BeamMethods:
         L = d["length"]
         e = np.concatenate([d["q"][k], d["q"][k + 1]]).reshape(4, self._beam_dim)
         S, dS, _ = (np.asarray(a) for a in shape_functions(np.asarray(x), np.asarray(L)))
-        return d["nodes"][k], x, L, S @ e, dS @ e / L
+        # (the element's length is its first node's Params leaf: instances read that one)
+        return d["nodes"][k], x, Same("bodies", d["nodes"][k], "length"), S @ e, dS @ e / L
 
     def _beam_body(self, name, what, node, body, xi, at, point):
         """Take the joint name; the material point and the body's point (body coordinates:
@@ -287,8 +301,9 @@ class _BeamMethods:
         conservative (potential -F . r). At a node (xi = 0; the last node of a beam is
         its own xi = 0): Params leaf f'{name}.force' (family 'ancf_load', 3D
         'ancf3d_load'); between nodes (0 < xi <= 1): generalised force S(xi)^T F on the
-        element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi',
-        '.length' (family 'beam_load', 3D 'beam3d_load'; planar and spatial).
+        element's nodes, potential -F . r(xi), Params leaves f'{name}.force', '.xi'
+        (family 'beam_load', 3D 'beam3d_load'; planar and spatial; the element's length is
+        its node's leaf '<node>.length', as for every material point below).
         follower=True, planar beams: a follower force given in the deformed
         cross-section frame at the point, force = (F_t, F_n): F_t along the unit tangent
         t = r_x / |r_x|, F_n along the normal n = z x t, so it turns with the beam (a
@@ -297,14 +312,14 @@ class _BeamMethods:
         `add_load`'s, follower=True giving its components in the node's axes (the
         cross-section's normal and the section line; they differ from the centre line's
         tangent and normal by the shear angle). Non-conservative: no potential; its power Q . v is counted in the work
-        `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi',
-        '.length' (family 'beam_follower').
+        `simulate` integrates. Params leaves f'{name}.force', '.torque' (0), '.xi'
+        (family 'beam_follower').
         follower=True, spatial cables: a tangential follower force, force = F_t (a number,
         N; a (3,) vector is refused): f = F_t t along the unit tangent t = r_x / |r_x| of
         the deformed centre line at the point (F_t > 0 along increasing x: at a cable's
         last node a tension), Q = S(xi)^T f. A cable has no cross-section frame, so there
         is no normal component. Non-conservative as the planar one. Params leaves
-        f'{name}.force_t', '.xi', '.length' (family 'beam3d_follower').
+        f'{name}.force_t', '.xi' (family 'beam3d_follower').
         """
         if node in self._shear_node and xi == 0.0:
             # a planar frame's load: dead (global axes) or following the cross-section

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 from .build import SHEAR_FACTOR, SHEAR_KEYS, _BeamMethods
 
 
@@ -28,11 +28,11 @@ class BeamBuilder(_BeamMethods):
         Params leaves f'{name}.point' (the constant offset (2,), m) and f'{name}.angle'
         (rad); a material point and the ground: 'beam_point' + 'beam_slope' (as
         `add_beam_body_weld` to the ground), Params leaves f'{name}.point_i' (m),
-        '.axis_i' (the initial unit slope), '.xi', '.length' (and '.beam_slope.xi',
-        '.beam_slope.length'); material points of two elements: 'beam_beam_point' +
-        'beam_beam_slope', Params leaves f'{name}.point' (m), f'{name}.angle' (rad, from
-        `other`'s initial slope to `node`'s) and '.xi_i', '.xi_j', '.length_i', '.length_j'
-        (and the same under '.beam_beam_slope'; i: `other`, j: `node`). Reaction reported: the force on
+        '.axis_i' (the initial unit slope), '.xi' (both rows read the one leaf; the element's
+        length is its node's leaf '<node>.length'); material points of two elements:
+        'beam_beam_point' + 'beam_beam_slope', Params leaves f'{name}.point' (m),
+        f'{name}.angle' (rad, from `other`'s initial slope to `node`'s), '.xi_i', '.xi_j'
+        (i: `other`, j: `node`; the elements' lengths: their nodes' leaves). Reaction reported: the force on
         `node`'s side (N) and its moment. A node of a shear beam (`add_shear_beam`, a
         planar frame) is clamped by `add_weld` at its position (its position and its
         cross-section angle theta, 3 rows; `other` may then also be a rigid body; xi and
@@ -55,9 +55,11 @@ class BeamBuilder(_BeamMethods):
             return name
         fi, fj, p1, at, t, to = self._material_pin(owner, name, node, other, x, xo)
         if fi == GROUND:
+            at = {k: Same("joints", p1, k) for k in at}  # (the pin's material point)
             p2 = self._add_inst("beam_slope", GROUND, fj, name, axis_i=t / np.linalg.norm(t), **at)
             self._add_joint(name, "beam_body_weld", GROUND, fj, [p1, p2])
         else:
+            at = {k: Same("joints", p1, k) for k in at}
             p2 = self._add_inst("beam_beam_slope", fi, fj, name, angle=angle(t, to), **at)
             self._add_joint(name, "beam_weld", fi, fj, [p1, p2])
         return name
@@ -98,11 +100,7 @@ class BeamBuilder(_BeamMethods):
             if not -1.0 < sec["nu"] <= 0.5:
                 raise ValueError(f"{owner}: section['nu'] must lie in (-1, 0.5], got {sec['nu']}")
             sec["G"] = sec["E"] / (2.0 * (1.0 + sec.pop("nu")))
-        elif not sec["G"] > 0:
-            raise ValueError(f"{owner}: section['G'] must be > 0 (Pa), got {sec['G']}")
-        sec["k"] = sec.get("k", SHEAR_FACTOR)
-        if not sec["k"] > 0:
-            raise ValueError(f"{owner}: section['k'] (shear correction factor) must be > 0, got {sec['k']}")
+        sec["k"] = sec.get("k", SHEAR_FACTOR)  # (G and k checked by _section: their rules)
         n, length, d = self._straight(owner, a, b, elements)
         th = float(np.arctan2(d[1], d[0]))
         nodes = tuple(f"{name}.n{k}" for k in range(n + 1))
@@ -128,7 +126,8 @@ class BeamBuilder(_BeamMethods):
                              "use add_beam_body_pin")
         u = self._axis(owner, body, t if axis is None else axis, axis_i)
         p1 = self._add_inst("beam_point", body, elem, name, point_i=s, xi=x, length=L)
-        p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=x, length=L)
+        p2 = self._add_inst("beam_slope", body, elem, name, axis_i=u, xi=Same("joints", p1, "xi"),
+                            length=Same("joints", p1, "length"))
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name
 
@@ -142,7 +141,8 @@ class BeamBuilder(_BeamMethods):
         is the same dead or following. Treated as non-conservative (its potential -M theta
         is multi-valued once theta winds past +-pi): no potential, its power M theta_dot
         counted in the work `simulate` integrates. Params leaves f'{name}.torque', '.force'
-        (0, a follower force), '.xi', '.length' (family 'beam_follower'). On a node of a
+        (0, a follower force), '.xi' (family 'beam_follower'; the element's length is its
+        node's leaf '<node>.length'). On a node of a
         shear beam (xi = 0 only): `add_load`'s torque on the node's cross-section angle."""
         if node in self._shear_node and xi == 0.0:
             return self.add_load(name, node, torque=torque)  # a moment on the cross-section
@@ -185,8 +185,9 @@ class BeamBuilder(_BeamMethods):
         the beam. The point must stay within the beam (0 <= s <= its length): beyond its
         ends the end elements' cubics are extrapolated and nothing stops it. Reaction
         reported: the force on `body` (N, normal to the beam's tangent: frictionless) and
-        its moment. Params leaves f'{name}.point_j', '.length' (the beam's element length,
-        copied); with prismatic=True also '.axis_j' and '.beam_slider_angle.length'.
+        its moment. Params leaves f'{name}.point_j'; with prismatic=True also '.axis_j'
+        (the element length is the beam's first node's leaf '<beam>.n0.length'; the slider
+        takes the beam's elements as equally long).
         """
         self._new_name(name, "joint")
         owner = f"slider {name!r}"
@@ -233,7 +234,8 @@ class BeamBuilder(_BeamMethods):
         self._sliders.append(dict(name=name, beam=beam, body=body, point_j=sj, axis_j=axis_j,
                                   s=min(max(s0, 0.0), total), sd=float(vP @ u)))
         i = len(self._sliders) - 1
-        parts = [("beam_slider", i)] + ([("beam_slider_angle", i)] if prismatic else [])
+        m = sum(x["axis_j"] is not None for x in self._sliders[:i])  # (its angle row's instance)
+        parts = [("beam_slider", i)] + ([("beam_slider_angle", m)] if prismatic else [])
         self._add_joint(name, "beam_slider", GROUND, body, parts)
         return name
 
@@ -257,17 +259,21 @@ class BeamBuilder(_BeamMethods):
             nodes = nodes + (nodes[-1],) * (nmax - len(nodes))
             cols.append((ncoord + i,) + tuple(col[n] + a for n in nodes for a in range(4)))
         out, where, row0 = [], {}, row
+        # (the element length is the beam's first node's Params leaf: read, not copied)
+        first = tuple(nb.names.index(self._beams[x["beam"]]["nodes"][0]) for x in S)
+        body = self._beam_families["body"]
         for fam, field, r in (("beam_slider", "point_j", 2), ("beam_slider_angle", "axis_j", 1)):
             idx = [i for i, x in enumerate(S) if x[field] is not None]
             if not idx:
                 continue
-            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float)),
-                 "length": jnp.asarray(np.array([self._beams[S[i]["beam"]]["length"] for i in idx], float))}
+            p = {field: jnp.asarray(np.array([S[i][field] for i in idx], float))}
+            shared = (("length", (("bodies", body, "length"),), tuple(first[i] for i in idx)),)
             static = (tuple(len(self._beams[S[i]["beam"]]["nodes"]) - 1 for i in idx),)
             out.append((FamilyBlock(fam, (0,) * len(idx), tuple(fidx(S[i]["body"]) for i in idx), row, r,
                                     tuple(S[i]["name"] for i in idx), (), tuple(cols[i] for i in idx),
-                                    static), p))
-            where.update({(fam, i): tuple(range(row + r * m, row + r * m + r)) for m, i in enumerate(idx)})
+                                    static, shared), p))
+            where.update({(fam, i if fam == "beam_slider" else m): tuple(range(row + r * m, row + r * m + r))
+                          for m, i in enumerate(idx)})
             row += r * len(idx)
         return (out, where, row - row0, tuple(f"{x['name']}.s" for x in S),
                 np.array([x["s"] for x in S]), np.array([x["sd"] for x in S]))

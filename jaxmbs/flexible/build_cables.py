@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 from .build import _BeamMethods
 
 
@@ -65,7 +65,8 @@ class CableBuilder(_BeamMethods):
         configuration; default: the cable's initial slope there (the ground: global axes).
         The rows are (R_i f_i) . r_x(xi) = (R_i g_i) . r_x(xi) = 0 with f_i, g_i unit
         vectors fixed in the body perpendicular to the axis and to each other (Params
-        leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi', '.length'). A particle has no
+        leaves f'{name}.point_i' (m), '.f_i', '.g_i', '.xi'; the element's length is its
+        node's leaf '<node>.length'). A particle has no
         orientation: refused. Reaction reported: force on the cable element (N) and its
         moment about the element's first node."""
         from ..spatial.geometry import perp_pair
@@ -78,6 +79,7 @@ class CableBuilder(_BeamMethods):
             u = self._frame(body, owner)[2].T @ B.unit(t if axis is None else axis, 3, f"{owner}: axis")
         f, g = perp_pair(u)
         p1 = self._add_inst("beam3d_point", body, elem, name, point_i=s, xi=x, length=L)
-        p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g, xi=x, length=L)
+        p2 = self._add_inst("beam3d_slope", body, elem, name, f_i=f, g_i=g,
+                            xi=Same("joints", p1, "xi"), length=Same("joints", p1, "length"))
         self._add_joint(name, "beam_body_weld", body, elem, [p1, p2])
         return name

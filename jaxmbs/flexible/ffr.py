@@ -497,10 +497,14 @@ class FfrBody(F.BodyFamily):
         J = p["rho"] * p["J0"] - m * jnp.sum(cg * cg, -1)
         return m, J, cg
 
+    # (one table for the builder's section, Mechanism.replace and the PARAMS flag)
+    rules = {"rho": "> 0", "E": "> 0", "vol": "> 0", "alpha": ">= 0", "beta": ">= 0"}
+
     def validate(self, p, xp=np):
-        """rho, E, vol > 0; alpha, beta >= 0 (the shape integrals are the builder's)."""
-        return [(f, ~(p[f] > 0), "must be > 0") for f in ("rho", "E", "vol")] + \
-            [(f, ~(p[f] >= 0), "must be >= 0") for f in ("alpha", "beta")]
+        """The `rules`: rho, E, vol > 0; alpha, beta >= 0 (the shape integrals are the
+        builder's)."""
+        from ..core.validate import rule_masks
+        return rule_masks(p, self.rules, xp)
 
 
 # ------------------------------------------------------------- joints and loads

@@ -86,7 +86,8 @@ class FfrBuilder:
         owner = f"FFR beam {name!r}"
         a = B.vector(start, 2, f"{owner}: start")
         b = B.vector(end, 2, f"{owner}: end")
-        sec = self._section(owner, section)
+        # (the body's rules; A and I become shape integrals, not Params leaves: > 0)
+        sec = self._section(owner, section, rules={**_ffr.FfrBody.rules, "area": "> 0", "I": "> 0"})
         n, length, d = self._straight(owner, a, b, elements)
         if basis not in _ffr.BASES:
             raise ValueError(f"{owner}: basis must be one of {_ffr.BASES}, got {basis!r}")
@@ -180,11 +181,10 @@ class FfrBuilder:
         if not 2 <= len(outline) <= _ffr.DRAW_POINTS or not all(0 <= i < n for i in outline):
             raise ValueError(f"{owner}: outline must list 2 to {_ffr.DRAW_POINTS} node indices in [0, {n}) "
                              f"(the polyline drawn); got {len(outline)} entries")
-        damp = {}
-        for key, val in (("alpha", alpha), ("beta", beta)):
-            damp[key] = B.finite(val, f"{owner}: {key}")
-            if damp[key] < 0:
-                raise ValueError(f"{owner}: {key} must be >= 0 (a damping coefficient), got {damp[key]}")
+        from ..core.validate import check_rule
+
+        damp = {key: check_rule(val, _ffr.FfrBody.rules[key], f"{owner}: {key}", unit)
+                for key, val, unit in (("alpha", alpha, "1/s"), ("beta", beta, "s"))}
         a = B.vector(position, 2, f"{owner}: position")
         th = B.finite(angle, f"{owner}: angle")
         v0 = B.vector(velocity, 2, f"{owner}: velocity")

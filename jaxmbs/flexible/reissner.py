@@ -156,6 +156,7 @@ class ReissnerBeam(A.AncfBeam):
     name = "reissner2d_beam"
     node = "reissner2d_node"
     fields = ("rho", "area", "E", "G", "I", "shear_factor", "length", "alpha", "beta", "line_load")
+    rules = {**A.AncfBeam.rules, "G": "> 0", "shear_factor": "> 0"}
     dim = 2
     width = 3
 

@@ -138,6 +138,10 @@ def model_from_dict(d: Any) -> Model:
     if not isinstance(init, dict):
         raise ValueError("field 'model': expected an object such as {\"gravity\": [0, -9.81]}")
     init = dict(init)
+    if ver < 2 and "kind" in init:
+        raise ValueError(f"field 'model.kind' ({init['kind']!r}) needs a version 2 file: version 1 "
+                         "files hold planar models only and have no 'kind'; set \"version\": 2 "
+                         "(3D models, kind 'spatial', are written as version 2)")
     kind = init.pop("kind", "planar") if ver >= 2 else "planar"
     cls = _builder_class(kind)
     try:
@@ -149,6 +153,10 @@ def model_from_dict(d: Any) -> Model:
     calls = d.get("calls")
     if not isinstance(calls, list):
         raise ValueError("field 'calls': expected a list of {\"method\": ..., \"args\": {...}}")
+    if not calls:
+        raise ValueError("field 'calls' is empty: the file defines no bodies, so there is no "
+                         "model to build; add builder calls such as {\"method\": \"add_body\", "
+                         "\"args\": {...}} (jaxmbs.save_model writes them)")
     allowed = _builder_methods(cls)
     for i, c in enumerate(calls):
         if not isinstance(c, dict) or set(c) - {"method", "args"} or "method" not in c:

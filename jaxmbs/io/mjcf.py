@@ -38,6 +38,7 @@ from ._mujoco import (
     _name,
     _Names,
     load_mujoco,
+    urdf_base_note,
 )
 from .mjcf_contacts import add_contacts
 from .mjcf_limits import add_joint_limits
@@ -58,7 +59,8 @@ def from_mjcf(source, *, keyframe=None, qpos=None, qvel=None, contacts=False, wa
     impact_velocity 1 m/s, slip_velocity 1e-3 m/s); friction is MuJoCo's sliding friction
     of the pair (the larger of the two geoms', or the <pair>'s). warn: issue the
     `MujocoImportWarning` listing what was not mapped (it is in ``model.mujoco.unmapped``
-    either way).
+    either way) and, for a URDF, saying that its base is welded to the world where it is
+    (``model.mujoco.notes``).
 
     Returns the builder with every mapping done by its public methods (so the model is
     savable with `jaxmbs.save_model` and can be extended before `build()`); the record
@@ -80,9 +82,12 @@ def from_mjcf(source, *, keyframe=None, qpos=None, qvel=None, contacts=False, wa
             info.xml = ""
     else:
         info.xml = source
-    if warn and info.unmapped:
-        warnings.warn(f"{src}: not mapped to jaxmbs ({len(info.unmapped)}): "
-                      + "; ".join(info.unmapped), MujocoImportWarning, stacklevel=2)
+    base = urdf_base_note(info.xml)
+    info.notes = [base] if base else []
+    said = info.notes + ([f"not mapped to jaxmbs ({len(info.unmapped)}): "
+                          + "; ".join(info.unmapped)] if info.unmapped else [])
+    if warn and said:
+        warnings.warn(f"{src}: " + "; ".join(said), MujocoImportWarning, stacklevel=2)
     model.mujoco = info
     return model
 
@@ -93,8 +98,10 @@ def from_urdf(path, **kwargs):
     MuJoCo reads URDF with its URDF defaults: links without joints are fused into their
     parent (``fusestatic``), visual geometry is discarded, joint <dynamics damping>
     and <limit> become damping and ranges, ``friction`` becomes frictionloss (listed
-    as unmapped), and the root link is fixed to the world unless the URDF gives it a
-    floating joint."""
+    as unmapped), and the root link is welded to the world: a URDF gives its root link no
+    joint. The `MujocoImportWarning` says so, naming the link. For a floating base, give
+    the URDF a link named 'world' and a joint of type 'floating' from it to the base link:
+    MuJoCo makes it a free joint, and the base a free jaxmbs body."""
     p = os.fspath(path)
     if not p.lower().endswith(".urdf"):
         raise ValueError(f"{p}: from_urdf expects a .urdf file (use from_mjcf for MJCF)")

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import profiles as prof
 from ..core import build as B
-from ..core.build import GROUND
+from ..core.build import GROUND, Same
 from ..core.build import recorded as _recorded
 from ..core.mechanism import FamilyBlock
 from .geometry import rot2
@@ -185,8 +185,8 @@ class JointMethods:
             part = self._add_inst("angle", bi, bj, name, profile=profile)
         elif kind == "prismatic":
             g = extra[0]
-            part = self._add_inst("line", bi, bj, name, point_i=g["point_i"], point_j=g["point_j"],
-                                  direction=g["axis"], profile=profile)
+            pts = {f: Same("joints", parts[0], f) for f in ("point_i", "point_j")}  # (the joint's)
+            part = self._add_inst("line", bi, bj, name, **pts, direction=g["axis"], profile=profile)
         else:
             raise ValueError(f"{owner}: joint {joint!r} is a {kind}; only revolute and prismatic "
                              "joints can be driven (use drive_coordinate or add_distance(length=f))")

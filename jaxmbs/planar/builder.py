@@ -169,7 +169,7 @@ class Model(JointMethods, ForceMethods, FfrBuilder, BeamBuilder, BuilderBase):
                        params=dict(mass=d["mass"])) for p, d in self._particles.items()]
         return nodes + self._beam_nodes() + self._ffr_nodes()
 
-    def _extra_rows(self, nblocks, fidx_map, q0, v0, families, jparams, where, row):
+    def _extra_rows(self, nblocks, fidx_map, q0, v0, families, jparams, where, row, aliases=None):
         # extra (massless) coordinates after all nodes, one scalar block: cam curve
         # parameters, then the arc lengths of sliding joints along beams
         fidx = fidx_map.__getitem__

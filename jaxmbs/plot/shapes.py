@@ -69,7 +69,9 @@ def geometry(mech, params, q) -> dict:
         if frame in local:
             local[frame].append(np.asarray(s, float))
 
-    joints_p = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.joints.items()}
+    from ..core.shared import block_params
+
+    joints_p = block_params(mech, params, "joints")
     for fam in mech.families:
         if fam.kind == "knife_edge":  # a blade point on body j only
             for k, fj in enumerate(fam.frames_j):
@@ -92,7 +94,7 @@ def geometry(mech, params, q) -> dict:
     for name, f in _node_frames(mech, "reissner2d_node"):  # shear beams: linear elements
         shear.setdefault(name.rsplit(".n", 1)[0], []).append(f)
     out["beams"] += [(beam, X[fs, :2].copy(), X[fs, :2].copy()) for beam, fs in shear.items()]
-    forces = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
+    forces = block_params(mech, params, "forces")
     springs, loads = mech.force_block("spring"), mech.force_block("load")
     if springs.names:
         sp = forces["spring"]

@@ -26,7 +26,7 @@ class ForceMethods:
         joint `name`'s reaction, is the rotor's inertial torque / force). Parameter
         '<name>.inertia'."""
         owner = f"armature {name!r}"
-        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion, shared=True)
         a = B.positive(inertia, f"{owner}: inertia")
         self._new_name(name, "joint")
         self._rotors.append(dict(name=name, kind=kind, fi=bi, fj=bj,
@@ -41,7 +41,7 @@ class ForceMethods:
         acting -F on body_j along the axis (+F on body_i). k N/m, c N s/m, force N."""
         owner = f"axial spring {name!r}"
         kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion or "displacement",
-                                                          allow=("displacement",))
+                                                          allow=("displacement",), shared=True)
         k, c = B.finite(k, f"{owner}: k"), B.finite(c, f"{owner}: c")
         if k < 0 or c < 0:
             raise ValueError(f"{owner}: stiffness k and damping c must be >= 0, got k={k}, c={c}")
@@ -71,7 +71,7 @@ class ForceMethods:
         convention (e.g. MuJoCo's qpos there). A motor is gain=1, a position servo
         gain=kp, bias=(0, -kp, -kv), a velocity servo gain=kv, bias=(0, 0, -kv)."""
         owner = f"joint actuator {name!r}"
-        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion, shared=True)
         if control is not None and (isinstance(control, bool) or not isinstance(control, int)
                                     or control < 0):
             raise ValueError(f"{owner}: control must be a non-negative integer channel or None, "
@@ -238,8 +238,9 @@ class ForceMethods:
             raise ValueError(f"{owner}: stiffness k and damping c must be >= 0, got k={k}, c={c}")
         a0, t0 = B.finite(angle, f"{owner}: angle"), B.finite(torque, f"{owner}: torque")
         self._new_name(name, "force")
-        self._add_force("torsion3", name=name, fi=geo["bi"], fj=geo["bj"], f_i=geo["f_i"],
-                        g_i=geo["g_i"], f_j=geo["f_j"], k=k, c=c, angle=a0, torque=t0)
+        f_i, g_i, f_j = self._geo(joint, "f_i", "g_i", "f_j")
+        self._add_force("torsion3", name=name, fi=geo["bi"], fj=geo["bj"], f_i=f_i,
+                        g_i=g_i, f_j=f_j, k=k, c=c, angle=a0, torque=t0)
         return name
 
     @recorded

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import profiles as prof
 from ..core import build as B
-from ..core.build import GROUND, recorded
+from ..core.build import GROUND, Same, recorded
 from . import families as _families  # noqa: F401  (registers the spatial families)
 from . import forces as _forces  # noqa: F401
 from .geometry import perp_pair
@@ -46,6 +46,24 @@ class JointMethods:
         d = self._global_point(bj, sj) - self._global_point(bi, si)
         return float((Ri @ a_i) @ d)
 
+    @staticmethod
+    def _refs(**where):
+        """{geometry name: Same} of the joint parts' fields holding a joint's geometry (the
+        joint-coordinate features, `_joint_coordinate`, read them instead of copying)."""
+        return {k: Same("joints", part, field) for k, (part, field) in where.items()}
+
+    def _axis_and_line(self, name, owner, bi, bj, si, sj, ax):
+        """The parallel-axis rows (f_i . h_j = 0, g_i . h_j = 0) and the point-on-line rows
+        of a cylindrical or prismatic joint, each value stored once: (p1, p2, line parts,
+        refs of the geometry)."""
+        p1 = self._add_inst("dot1", bi, bj, name, a_i=ax["f_i"], b_j=ax["h_j"])
+        p2 = self._add_inst("dot1", bi, bj, name, a_i=ax["g_i"], b_j=Same("joints", p1, "b_j"))
+        lines = self._line_parts(owner, name, bi, bj, si, sj, ax,
+                                 refs=dict(f_i=Same("joints", p1, "a_i"), g_i=Same("joints", p2, "a_i")))
+        refs = self._refs(point_i=(lines[0], "point_i"), point_j=(lines[0], "point_j"),
+                          f_i=(p1, "a_i"), g_i=(p2, "a_i"), h_j=(p1, "b_j"))
+        return p1, p2, lines, refs
+
     # ------------------------------------------------------------------ joints
     @recorded
     def add_spherical(self, name, body_i, body_j, at=None, point_i=None, point_j=None) -> str:
@@ -81,9 +99,11 @@ class JointMethods:
         ax = self._axis_frames(owner, body_i, body_j, axis, axis_i, axis_j)
         p1 = self._add_inst("sph", body_i, body_j, name, point_i=si, point_j=sj)
         p2 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["h_j"])
-        p3 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=ax["h_j"])
+        p3 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=Same("joints", p2, "b_j"))
         self._add_joint(name, "revolute", body_i, body_j, [p1, p2, p3], point_ref=p1,
-                        geo=dict(point_i=si, point_j=sj, **ax))
+                        geo=dict(point_i=si, point_j=sj, **ax),
+                        refs=self._refs(point_i=(p1, "point_i"), point_j=(p1, "point_j"),
+                                        f_i=(p2, "a_i"), g_i=(p3, "a_i"), h_j=(p2, "b_j")))
         return name
 
     @recorded
@@ -111,12 +131,18 @@ class JointMethods:
                         geo=dict(point_i=si, point_j=sj, a_i=ai, b_j=aj))
         return name
 
-    def _line_parts(self, owner, name, bi, bj, si, sj, ax):
-        """Point of body_j on the axis line of body_i: f_i . d = c1, g_i . d = c2."""
+    def _line_parts(self, owner, name, bi, bj, si, sj, ax, refs=None):
+        """Point of body_j on the axis line of body_i: f_i . d = c1, g_i . d = c2 (the
+        second row reads the first one's points; refs: `Same` values of f_i / g_i where
+        another part of the joint holds them)."""
         parts = []
-        for a in (ax["f_i"], ax["g_i"]):
+        refs = refs or {}
+        for key in ("f_i", "g_i"):
+            a = ax[key]
             c = self._dot2_value(bi, bj, a, si, sj)
-            parts.append(self._add_inst("dot2", bi, bj, name, a_i=a, point_i=si, point_j=sj,
+            pts = (dict(point_i=si, point_j=sj) if not parts else
+                   {f: Same("joints", parts[0], f) for f in ("point_i", "point_j")})
+            parts.append(self._add_inst("dot2", bi, bj, name, a_i=refs.get(key, a), **pts,
                                         profile=prof.constant(c)))
         return parts
 
@@ -131,11 +157,9 @@ class JointMethods:
         self._oriented(owner, body_i, body_j)
         si, sj = self._points(owner, body_i, body_j, at, point_i, point_j)
         ax = self._axis_frames(owner, body_i, body_j, axis, axis_i, axis_j)
-        p1 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["h_j"])
-        p2 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=ax["h_j"])
-        parts = [p1, p2] + self._line_parts(owner, name, body_i, body_j, si, sj, ax)
-        self._add_joint(name, "cylindrical", body_i, body_j, parts, point_ref=parts[2],
-                        geo=dict(point_i=si, point_j=sj, **ax))
+        p1, p2, lines, refs = self._axis_and_line(name, owner, body_i, body_j, si, sj, ax)
+        self._add_joint(name, "cylindrical", body_i, body_j, [p1, p2] + lines, point_ref=lines[0],
+                        geo=dict(point_i=si, point_j=sj, **ax), refs=refs)
         return name
 
     @recorded
@@ -149,13 +173,12 @@ class JointMethods:
         self._oriented(owner, body_i, body_j)
         si, sj = self._points(owner, body_i, body_j, at, point_i, point_j)
         ax = self._axis_frames(owner, body_i, body_j, axis, axis_i, axis_j)
-        p1 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["h_j"])
-        p2 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=ax["h_j"])
-        lines = self._line_parts(owner, name, body_i, body_j, si, sj, ax)
-        p5 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["g_j"])
+        p1, p2, lines, refs = self._axis_and_line(name, owner, body_i, body_j, si, sj, ax)
+        p5 = self._add_inst("dot1", body_i, body_j, name, a_i=Same("joints", p1, "a_i"),
+                            b_j=ax["g_j"])
         parts = [p1, p2] + lines + [p5]
         self._add_joint(name, "prismatic", body_i, body_j, parts, point_ref=lines[0],
-                        geo=dict(point_i=si, point_j=sj, **ax))
+                        geo=dict(point_i=si, point_j=sj, **ax), refs=refs)
         return name
 
     @recorded
@@ -275,9 +298,9 @@ class JointMethods:
         self._two(owner, body_i, body_j)
         self._oriented(owner, body_i, body_j)
         ax = self._axis_frames(owner, body_i, body_j, axis, axis_i, axis_j)
-        parts = [self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["h_j"]),
-                 self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=ax["h_j"])]
-        self._add_joint(name, "parallel_axes", body_i, body_j, parts)
+        p1 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["f_i"], b_j=ax["h_j"])
+        p2 = self._add_inst("dot1", body_i, body_j, name, a_i=ax["g_i"], b_j=Same("joints", p1, "b_j"))
+        self._add_joint(name, "parallel_axes", body_i, body_j, [p1, p2])
         return name
 
     @recorded
@@ -323,8 +346,9 @@ class JointMethods:
         profile = prof.as_profile(profile, f"{owner}: profile")
         self._new_name(name, "driver")
         if motion == "angle":
-            part = self._add_inst("rot_driver", bi, bj, name, f_i=geo["f_i"], g_i=geo["g_i"],
-                                  f_j=geo["f_j"], profile=profile)
+            f_i, g_i, f_j = self._geo(joint, "f_i", "g_i", "f_j")
+            part = self._add_inst("rot_driver", bi, bj, name, f_i=f_i, g_i=g_i, f_j=f_j,
+                                  profile=profile)
         else:
             c0 = self._dot2_value(bi, bj, geo["h_i"], geo["point_i"], geo["point_j"])
             if profile.fn is None:
@@ -332,8 +356,9 @@ class JointMethods:
             else:
                 fn = profile.fn
                 profile = profile._replace(coef=(c0,) + tuple(profile.coef[1:]), fn=fn)
-            part = self._add_inst("dot2", bi, bj, name, a_i=geo["h_i"], point_i=geo["point_i"],
-                                  point_j=geo["point_j"], profile=profile)
+            h_i, point_i, point_j = self._geo(joint, "h_i", "point_i", "point_j")
+            part = self._add_inst("dot2", bi, bj, name, a_i=h_i, point_i=point_i,
+                                  point_j=point_j, profile=profile)
         self._add_joint(name, "driver", bi, bj, [part], driver=True)
         return name
 
@@ -383,6 +408,8 @@ class JointMethods:
         self._new_name(name, "joint")
         fields = dict(point_i=si, n_i=ni, point_j=sj, a_j=aj, radius=r)
         p1 = self._add_inst("disc_contact", surface, disc, name, **fields)
-        p2 = self._add_inst("disc_no_slip", surface, disc, name, **fields)
+        # (one disc: the no-slip rows read the contact row's geometry and radius)
+        p2 = self._add_inst("disc_no_slip", surface, disc, name,
+                            **{f: Same("joints", p1, f) for f in fields})
         self._add_joint(name, "rolling_disc", surface, disc, [p1, p2], point_ref=p1)
         return name

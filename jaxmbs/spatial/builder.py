@@ -204,18 +204,30 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         lst.append(dict(fi=fi, fj=fj, owner=owner, **fields))
         return (family, len(lst) - 1)
 
-    def _add_joint(self, name, kind, bi, bj, parts, driver=False, point_ref=(), geo=None):
+    def _add_joint(self, name, kind, bi, bj, parts, driver=False, point_ref=(), geo=None,
+                   refs=None):
+        """refs: {geometry name: Same} of the parts' fields that hold geo's values."""
         self._joints.append(dict(name=name, kind=kind, bi=bi, bj=bj, parts=parts,
                                  driver=driver, point_ref=point_ref))
-        self._joint_geo[name] = dict(kind=kind, bi=bi, bj=bj, **(geo or {}))
+        self._joint_geo[name] = dict(kind=kind, bi=bi, bj=bj, **(geo or {}), refs=refs or {})
 
 
     # ------------------------------------------------- joint coordinates (armature, ...)
-    def _joint_coordinate(self, owner, joint, motion=None, allow=("angle", "displacement")):
+    def _geo(self, joint, *names):
+        """The geometry values `names` of a joint, each the `Same` of the joint part's
+        field that holds it where there is one (a feature on the joint then reads that
+        one Params leaf instead of a copy), else the value."""
+        geo = self._joint_geo[joint]
+        return [geo["refs"].get(n, geo[n]) for n in names]
+
+    def _joint_coordinate(self, owner, joint, motion=None, allow=("angle", "displacement"),
+                          shared=False):
         """(kind 'hinge' | 'slide', body_i, body_j, fields, c0) of a joint's coordinate:
         a revolute's angle, a prismatic's displacement, or either of a cylindrical's
         (motion 'angle' / 'displacement'). fields: f_i, g_i, f_j (rotation), a_i, point_i,
-        point_j (translation); c0: the initial value of a_i . (P_j - P_i)."""
+        point_j (translation), with shared=True each the `Same` of the joint part's field
+        that holds it where there is one (for instances built by `build`: forces,
+        drivers); c0: the initial value of a_i . (P_j - P_i)."""
         if joint not in self._joint_geo:
             known = ", ".join(k for k, g in self._joint_geo.items()
                               if g["kind"] in ("revolute", "prismatic", "cylindrical"))
@@ -238,6 +250,8 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         c0 = self._dot2_value(bi, bj, geo["h_i"], geo["point_i"], geo["point_j"])
         fields = dict(f_i=geo["f_i"], g_i=geo["g_i"], f_j=geo["f_j"], a_i=geo["h_i"],
                       point_i=geo["point_i"], point_j=geo["point_j"])
+        if shared:  # (the joint parts' fields where they hold the value)
+            fields.update({k: geo["refs"][k] for k in fields if k in geo["refs"]})
         return ("hinge" if motion == "angle" else "slide"), bi, bj, fields, c0
 
 
@@ -266,17 +280,22 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         n = next(n for n in self._nodes if n["name"] == name)
         return np.asarray(n["q"], float), np.asarray(n["v"], float)
 
-    def _rotor_block(self, nblocks, fidx, q0, v0, families, jparams, where, row):
+    def _rotor_block(self, nblocks, fidx, q0, v0, families, jparams, where, row, aliases):
         """The joint_rotor family block (one extra coordinate per armature, the rotor
         nodes' q entries) and the rotors' initial rates (consistent with the bodies'
-        initial velocities: the rows' velocity equations solved for sdot)."""
+        initial velocities: the rows' velocity equations solved for sdot). The joint's
+        geometry is read from the joint's parts (`Same` fields, `FamilyBlock.shared`)."""
         from ..core.mechanism import FamilyBlock
 
         fam = F.constraint_family("joint_rotor")
         R = self._rotors
         blk_nodes = next(b for b in nblocks if b.kind == "rotor")
         cols = tuple((blk_nodes.q0 + i,) for i in range(len(R)))
-        p = {f: jnp.asarray(np.array([r["fields"][f] for r in R], float)) for f in fam.fields}
+        items = [r["fields"] for r in R]
+        own = aliases.own_params("joints", "joint_rotor", items, fam.fields)
+        shared = aliases.shared("joints", "joint_rotor", items, fam.fields)
+        p = {f: jnp.asarray(np.array([aliases.value(x[f]) for x in items], float))
+             for f in fam.fields}  # (every value, for the initial rates)
         static = (tuple(r["kind"] for r in R),)
         Xi, Vi = map(np.array, zip(*[self._frame_state(r["fi"]) for r in R]))
         Xj, Vj = map(np.array, zip(*[self._frame_state(r["fj"]) for r in R]))
@@ -289,8 +308,8 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
         v0[blk_nodes.v0: blk_nodes.v0 + len(R)] = rate
         families.append(FamilyBlock("joint_rotor", tuple(fidx[r["fi"]] for r in R),
                                     tuple(fidx[r["fj"]] for r in R), row, 1,
-                                    tuple(r["name"] for r in R), (), cols, static))
-        jparams["joint_rotor"] = p
+                                    tuple(r["name"] for r in R), (), cols, static, shared))
+        jparams["joint_rotor"] = own
         for k in range(len(R)):
             where[("joint_rotor", k)] = (row + k,)
         return row + len(R), v0
@@ -330,9 +349,10 @@ class SpatialModel(JointMethods, ForceMethods, CableBuilder, BuilderBase):
                             v=np.zeros(1), params=dict(inertia=r["inertia"])) for r in self._rotors]
         return self._nodes + self._beam_nodes() + rotor_nodes
 
-    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row):
+    def _extra_rows(self, nblocks, fidx, q0, v0, families, jparams, where, row, aliases=None):
         if self._rotors:
-            row, v0 = self._rotor_block(nblocks, fidx, q0, v0, families, jparams, where, row)
+            row, v0 = self._rotor_block(nblocks, fidx, q0, v0, families, jparams, where, row,
+                                        aliases)
         return row, q0, v0
 
     def _generated_constraints(self, nblocks):

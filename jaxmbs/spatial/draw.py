@@ -46,7 +46,9 @@ def geometry3d(mech, params, q) -> dict:
     kinds = mech.frame_kinds()
     rigid = {f for f in range(1, len(names)) if names[f] in mech.body_names}
     attach = {f: [np.zeros(3)] for f in rigid}
-    jp = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.joints.items()}
+    from ..core.shared import block_params
+
+    jp = block_params(mech, params, "joints")
     out = dict(bodies=[], joints=[], rods=[], springs=[], particles=[], discs=[], planes=[])
     for blk in mech.families:
         p = jp.get(blk.kind, {})
@@ -89,7 +91,7 @@ def geometry3d(mech, params, q) -> dict:
                 axis = R[j.frame_j] @ jp["dot1"]["b_j"][kk]
                 break
         out["joints"].append((j.name, j.kind, P, axis))
-    fp = {fam: {k: np.asarray(v) for k, v in d.items()} for fam, d in params.forces.items()}
+    fp = block_params(mech, params, "forces")
     for blk in mech.force_blocks:
         p = fp.get(blk.kind, {})
         for k, (fi, fj) in enumerate(zip(blk.frames_i, blk.frames_j)):
