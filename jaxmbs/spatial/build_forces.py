@@ -137,7 +137,7 @@ class ForceMethods:
         from .limits import solref_gains
 
         owner = f"joint limit {name!r}"
-        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion)
+        kind, bi, bj, fields, c0 = self._joint_coordinate(owner, joint, motion, shared=True)
         if isinstance(range, (str, bytes)) or np.ndim(range) != 1 or len(range) != 2:
             raise ValueError(f"{owner}: range must be (lower, upper), got {range!r}")
         lo, hi = range
