@@ -16,7 +16,10 @@ def fourbar_state():
 def _final(mech, params, q, v, dt, integrator, T=0.4):
     tr = mb.simulate(mech, params, q, v, (0.0, T), dt, save_every=int(round(T / dt)),
                      integrator=integrator, stabilizer=mb.NoStabilization())
-    assert int(tr.status) & ~mb.status.DRIFT == 0
+    # without stabilisation the coarse steps drift, and the first-order method's energy
+    # error is real (semi-implicit Euler: 7.7 % at dt = 4 ms, halving with dt): only the
+    # other flags would be a failure here
+    assert int(tr.status) & ~(mb.status.DRIFT | mb.status.ENERGY) == 0
     return np.asarray(tr.q[-1])
 
 
@@ -143,7 +146,7 @@ def test_explicit_rk_refuses_a_bad_tableau():
         mb.ExplicitRK(a=((), (0.4,)), b=(0.0, 1.0), c=(0.0, 0.5))  # row sum 0.4 != c = 0.5
     with pytest.raises(ValueError, match="inconsistent tableau"):
         mb.ExplicitRK(a=((), (0.5,)), b=(0.5, 0.6), c=(0.0, 0.5))  # weights sum to 1.1
-    with pytest.raises(ValueError, match="non-finite"):
+    with pytest.raises(ValueError, match="a must be a tuple of finite numbers"):
         mb.ExplicitRK(a=((), (float("nan"),)), b=(0.0, 1.0), c=(0.0, 0.5))
     # lists are taken and stored as tuples: equal configurations hash alike (one compile)
     a = mb.ExplicitRK(a=[[], [0.5]], b=[0.0, 1.0], c=[0.0, 0.5], order=2)

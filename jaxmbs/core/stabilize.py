@@ -124,9 +124,10 @@ def project(mech, params, q, v, t, solver, iterations=2, tol=None, refactor=Fals
     def position_step(terms, q, last):
         nonlocal correction, status
         M = mass_matrix(mech, params, q)
-        if reuse and last:
+        if reuse and last:  # (None where the solver cannot reuse its factor: cam rows)
             correction = solver.projector(M, terms.jac)
-            return correction(terms.phi)
+            if correction is not None:
+                return correction(terms.phi)
         dq, _, s = solver.solve(M, terms.jac, zero, -terms.phi)
         status = status | (s & ~st.SINGULAR)
         return dq
